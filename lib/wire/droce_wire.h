@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+#ifndef DROCE_WIRE_H
+#define DROCE_WIRE_H
+
+/**
+ * @file
+ * RoCEv2 frames: parse a frame into a struct droce_pkt and build the headers
+ * of a frame from one. Parsing validates every length, the opcode, the pad
+ * count and the ICRC before it decodes a single field, so a hostile frame is
+ * rejected with a counted reason and is never read past its end.
+ *
+ * Parse and build are inverse: building from a parsed packet reproduces the
+ * received headers byte for byte (droce-pcap verify relies on it).
+ * Both work on flat buffers; nothing here needs EAL.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "droce_wire_hdr.h"
+#include "droce_wire_opcode.h"
+
+/**
+ * Why a frame was not accepted. FOREIGN reasons mean "not RoCEv2 at all"
+ * (ARP, TCP, ...): the port layer hands those elsewhere. The others are
+ * malformed RoCEv2 and are dropped.
+ *
+ * R(sym, foreign, description)
+ */
+#define DROCE_WIRE_DROPS(R) \
+	R(NOT_IP,          1, "ethertype is neither IPv4 nor IPv6") \
+	R(NOT_UDP,         1, "IP payload is not UDP") \
+	R(NOT_ROCE_PORT,   1, "UDP destination port is not 4791") \
+	R(TRUNC_L2,        0, "frame shorter than its Ethernet/VLAN header") \
+	R(TRUNC_L3,        0, "frame shorter than its IP header") \
+	R(IP_VERSION,      0, "IP version field disagrees with the ethertype") \
+	R(IPV4_OPTIONS,    0, "IPv4 header carries options") \
+	R(IPV4_CSUM,       0, "IPv4 header checksum is wrong") \
+	R(IP_FRAGMENT,     0, "IP fragment") \
+	R(IP_LEN,          0, "IP length exceeds the frame or cannot hold UDP") \
+	R(UDP_LEN,         0, "UDP length disagrees with the IP length") \
+	R(TRUNC_BTH,       0, "UDP payload shorter than BTH and ICRC") \
+	R(BAD_OPCODE,      0, "BTH opcode is not defined") \
+	R(BAD_TVER,        0, "BTH transport header version is not 0") \
+	R(TRUNC_XHDR,      0, "packet shorter than its opcode's headers and ICRC") \
+	R(BAD_PAD,         0, "pad count larger than the payload or on an empty opcode") \
+	R(BAD_PAYLOAD_LEN, 0, "payload length not allowed for the opcode") \
+	R(BAD_ICRC,        0, "invariant CRC mismatch")
+
+enum droce_wire_drop {
+	DROCE_WIRE_OK = 0,
+#define R(sym, foreign, desc) DROCE_WIRE_DROP_##sym,
+	DROCE_WIRE_DROPS(R)
+#undef R
+	DROCE_WIRE_DROP_COUNT
+};
+
+/** Identifier of a drop reason ("BAD_ICRC"), "OK" for DROCE_WIRE_OK. */
+const char *droce_wire_drop_name(enum droce_wire_drop r);
+/** One-line description of a drop reason. */
+const char *droce_wire_drop_desc(enum droce_wire_drop r);
+/** True if the frame is simply not RoCEv2 (ARP, TCP, other UDP...). */
+bool droce_wire_drop_is_foreign(enum droce_wire_drop r);
+
+/** droce_pkt.flags */
+enum droce_pkt_flag {
+	DROCE_PKT_F_VLAN      = 1u << 0,	/**< has an 802.1Q tag */
+	DROCE_PKT_F_IPV6      = 1u << 1,	/**< IPv6, else IPv4 */
+	DROCE_PKT_F_TRUNCATED = 1u << 2,	/**< capture holds headers only: no payload, no ICRC check */
+};
+
+/**
+ * A RoCEv2 packet, decoded to host order. parse fills it from a frame; build
+ * writes a frame's headers from it. Extension-header members are meaningful
+ * only when the opcode's descriptor lists that header.
+ */
+struct droce_pkt {
+	uint32_t flags;			/**< enum droce_pkt_flag */
+
+	/* Ethernet */
+	uint8_t dmac[6];
+	uint8_t smac[6];
+	uint16_t vlan_tci;		/**< PCP:3 DEI:1 VID:12, if DROCE_PKT_F_VLAN */
+
+	/* IP; addresses as GIDs, IPv4 as ::ffff:a.b.c.d */
+	uint8_t sgid[16];
+	uint8_t dgid[16];
+	uint8_t tclass;			/**< IPv4 TOS or IPv6 traffic class (DSCP:6 ECN:2) */
+	uint8_t ttl;			/**< IPv4 TTL or IPv6 hop limit */
+	uint16_t ip_id;			/**< IPv4 identification */
+	uint16_t ip_frag;		/**< IPv4 flags and fragment offset (DF = 0x4000) */
+	uint32_t flow_label;		/**< IPv6 flow label, 20 bits */
+
+	/* UDP */
+	uint16_t sport;
+	uint16_t dport;
+	uint16_t udp_csum;		/**< as on the wire; RoCEv2 senders use 0 */
+
+	/* BTH */
+	uint8_t opcode;
+	bool se;
+	bool mig;
+	uint8_t padcnt;
+	uint8_t tver;
+	uint16_t pkey;
+	bool fecn;
+	bool becn;
+	uint8_t resv6;
+	uint32_t dqpn;
+	bool ackreq;
+	uint8_t resv7;
+	uint32_t psn;
+
+	/* extension headers */
+	struct {
+		uint64_t va;
+		uint32_t rkey;
+		uint32_t len;
+	} reth;
+	struct {
+		uint8_t syndrome;
+		uint32_t msn;
+	} aeth;
+	struct {
+		uint64_t va;
+		uint32_t rkey;
+		uint64_t swap_add;
+		uint64_t cmp;
+	} atmeth;
+	uint64_t atmack_orig;
+	rte_be32_t imm;			/**< network order, as verbs reports it */
+	uint32_t ieth_rkey;
+	struct {
+		uint32_t qkey;
+		uint8_t resv8;
+		uint32_t sqpn;
+	} deth;
+	struct {
+		uint8_t sel;
+		uint8_t plt;
+	} feth;
+
+	/* where things are in the frame (parse), or will be (build) */
+	uint16_t l3_off;		/**< IP header */
+	uint16_t bth_off;		/**< BTH */
+	uint16_t payload_off;		/**< first payload byte */
+	uint32_t payload_len;		/**< payload bytes, pad excluded */
+	uint32_t frame_len;		/**< Ethernet header to ICRC inclusive (no trailer) */
+	uint32_t icrc;			/**< parse: the received ICRC value */
+};
+
+/**
+ * Parse and validate a frame.
+ *
+ * @param pkt      filled on success; undefined otherwise.
+ * @param frame    first byte of the Ethernet header.
+ * @param caplen   bytes available at @p frame.
+ * @param wire_len length of the frame on the wire; larger than @p caplen
+ *                 only for snap-length-limited captures, whose headers are
+ *                 then checked against the lengths they claim, without ICRC.
+ * @return DROCE_WIRE_OK, or the first reason the frame is unacceptable.
+ */
+enum droce_wire_drop droce_pkt_parse(struct droce_pkt *pkt, const void *frame,
+				     uint32_t caplen, uint32_t wire_len);
+
+/** Bytes of headers droce_pkt_build_hdrs() writes for @p pkt (Ethernet to last xhdr). */
+uint32_t droce_pkt_hdrs_len(const struct droce_pkt *pkt);
+
+/**
+ * Write Ethernet, VLAN, IP, UDP, BTH and extension headers for @p pkt into
+ * @p buf: lengths come from pkt->payload_len and pkt->padcnt, the IPv4
+ * checksum is computed. The payload, pad and ICRC are the caller's
+ * (droce_icrc_set() writes the ICRC once the payload is in place).
+ * Sets pkt->l3_off, bth_off, payload_off and frame_len.
+ *
+ * @return bytes written, or -ENOSPC if @p cap is too small, -EINVAL if the
+ *         opcode is not defined.
+ */
+int droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap);
+
+/** Pad bytes that align a payload of @p len bytes to 4 (IBA 9.2.3). */
+static inline uint8_t
+droce_pad_bytes(uint32_t len)
+{
+	return (uint8_t)(-len & 3u);
+}
+
+/**
+ * ICRC (IBA annex A17.3.3): CRC-32 (IEEE 802.3) over 8 bytes of 0xff standing
+ * for the masked LRH, then the IP header to the end of the pad with the
+ * variant fields (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow label,
+ * hop limit; UDP checksum; BTH FECN/BECN/resv6) set to ones.
+ * Only the headers are copied (to mask them); the payload is read in place.
+ * ISA-L's PCLMUL CRC does the work; the state chains across buffers.
+ */
+
+/** CRC state after the masked IP, UDP and BTH (@p l3 points at the IP header). */
+uint32_t droce_icrc_begin(const void *l3);
+/** Continue the CRC over @p len more bytes (the rest of the packet, in pieces). */
+uint32_t droce_icrc_update(uint32_t crc, const void *buf, uint32_t len);
+/** ICRC of the @p len bytes from @p l3 (IP header to the end of the pad). */
+uint32_t droce_icrc_calc(const void *l3, uint32_t len);
+/** Compute the ICRC of a frame built by droce_pkt_build_hdrs() and write it. */
+void droce_icrc_set(const struct droce_pkt *pkt, void *frame);
+
+/** The ICRC travels least significant byte first (as the Ethernet FCS). */
+static inline uint32_t
+droce_icrc_load(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static inline void
+droce_icrc_store(void *p, uint32_t icrc)
+{
+	uint8_t *b = p;
+
+	b[0] = (uint8_t)icrc;
+	b[1] = (uint8_t)(icrc >> 8);
+	b[2] = (uint8_t)(icrc >> 16);
+	b[3] = (uint8_t)(icrc >> 24);
+}
+
+#endif /* DROCE_WIRE_H */

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Header builder (droce_wire.h): the inverse of the parser. It writes every
+ * field from struct droce_pkt, reserved ones included, so a parsed packet
+ * rebuilds byte for byte. Stateless: any thread may call it.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+
+#include "droce_wire.h"
+#include "droce_wire_gid.h"
+
+static inline void
+store_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+uint32_t
+droce_pkt_hdrs_len(const struct droce_pkt *pkt)
+{
+	uint32_t len = DROCE_ETH_BYTES + DROCE_UDP_BYTES + droce_opcode(pkt->opcode)->hdr_len;
+
+	if (pkt->flags & DROCE_PKT_F_VLAN)
+		len += DROCE_VLAN_BYTES;
+	len += (pkt->flags & DROCE_PKT_F_IPV6) ? DROCE_IPV6_BYTES : DROCE_IPV4_BYTES;
+	return len;
+}
+
+static void
+build_xhdrs(const struct droce_pkt *pkt, const struct droce_opcode_desc *d, uint8_t *x)
+{
+	if (d->xhdrs & DROCE_XH(DETH)) {
+		struct droce_deth *h = (void *)(x + d->off[DROCE_X_DETH]);
+
+		droce_deth_set_qkey(h, pkt->deth.qkey);
+		h->sqp_w = 0;
+		droce_deth_set_resv8(h, pkt->deth.resv8);
+		droce_deth_set_sqpn(h, pkt->deth.sqpn);
+	}
+	if (d->xhdrs & DROCE_XH(FETH)) {
+		struct droce_feth *h = (void *)(x + d->off[DROCE_X_FETH]);
+
+		h->bits = 0;
+		droce_feth_set_sel(h, pkt->feth.sel);
+		droce_feth_set_plt(h, pkt->feth.plt);
+	}
+	if (d->xhdrs & DROCE_XH(RETH)) {
+		struct droce_reth *h = (void *)(x + d->off[DROCE_X_RETH]);
+
+		droce_reth_set_va(h, pkt->reth.va);
+		droce_reth_set_rkey(h, pkt->reth.rkey);
+		droce_reth_set_len(h, pkt->reth.len);
+	}
+	if (d->xhdrs & DROCE_XH(ATMETH)) {
+		struct droce_atmeth *h = (void *)(x + d->off[DROCE_X_ATMETH]);
+
+		droce_atmeth_set_va(h, pkt->atmeth.va);
+		droce_atmeth_set_rkey(h, pkt->atmeth.rkey);
+		droce_atmeth_set_swap_add(h, pkt->atmeth.swap_add);
+		droce_atmeth_set_cmp(h, pkt->atmeth.cmp);
+	}
+	if (d->xhdrs & DROCE_XH(AETH)) {
+		struct droce_aeth *h = (void *)(x + d->off[DROCE_X_AETH]);
+
+		h->smsn = 0;
+		droce_aeth_set_syndrome(h, pkt->aeth.syndrome);
+		droce_aeth_set_msn(h, pkt->aeth.msn);
+	}
+	if (d->xhdrs & DROCE_XH(ATMACK))
+		droce_atmack_set_orig((void *)(x + d->off[DROCE_X_ATMACK]), pkt->atmack_orig);
+	if (d->xhdrs & DROCE_XH(IMMDT))
+		droce_immdt_set_imm((void *)(x + d->off[DROCE_X_IMMDT]), pkt->imm);
+	if (d->xhdrs & DROCE_XH(IETH))
+		droce_ieth_set_rkey((void *)(x + d->off[DROCE_X_IETH]), pkt->ieth_rkey);
+	if (d->xhdrs & DROCE_XH(CNPPAD))	/* reserved: transmitted as zero */
+		memset(x + d->off[DROCE_X_CNPPAD], 0, DROCE_CNPPAD_BYTES);
+}
+
+static void
+build_bth(const struct droce_pkt *pkt, struct droce_bth *bth)
+{
+	memset(bth, 0, sizeof(*bth));
+	droce_bth_set_opcode(bth, pkt->opcode);
+	droce_bth_set_se(bth, pkt->se);
+	droce_bth_set_mig(bth, pkt->mig);
+	droce_bth_set_padcnt(bth, pkt->padcnt);
+	droce_bth_set_tver(bth, pkt->tver);
+	droce_bth_set_pkey(bth, pkt->pkey);
+	droce_bth_set_fecn(bth, pkt->fecn);
+	droce_bth_set_becn(bth, pkt->becn);
+	droce_bth_set_resv6(bth, pkt->resv6);
+	droce_bth_set_qpn(bth, pkt->dqpn);
+	droce_bth_set_ackreq(bth, pkt->ackreq);
+	droce_bth_set_resv7(bth, pkt->resv7);
+	droce_bth_set_psn(bth, pkt->psn);
+}
+
+int
+droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap)
+{
+	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
+	uint8_t *f = buf, *ip, *udp;
+	uint32_t hlen, off = DROCE_ETH_BYTES, udp_len;
+
+	if (!(d->flags & DROCE_OPF_VALID))
+		return -EINVAL;
+	hlen = droce_pkt_hdrs_len(pkt);
+	if (cap < hlen)
+		return -ENOSPC;
+
+	memcpy(f, pkt->dmac, 6);
+	memcpy(f + 6, pkt->smac, 6);
+	if (pkt->flags & DROCE_PKT_F_VLAN) {
+		store_be16(f + 12, 0x8100);
+		store_be16(f + 14, pkt->vlan_tci);
+		off += DROCE_VLAN_BYTES;
+	}
+	store_be16(f + off - 2, (pkt->flags & DROCE_PKT_F_IPV6) ? 0x86dd : 0x0800);
+
+	ip = f + off;
+	pkt->l3_off = (uint16_t)off;
+	udp_len = DROCE_UDP_BYTES + d->hdr_len + pkt->payload_len + pkt->padcnt + DROCE_ICRC_BYTES;
+	if (pkt->flags & DROCE_PKT_F_IPV6) {
+		uint32_t w = 6u << 28 | (uint32_t)pkt->tclass << 20 | (pkt->flow_label & 0xfffff);
+
+		store_be16(ip, (uint16_t)(w >> 16));
+		store_be16(ip + 2, (uint16_t)w);
+		store_be16(ip + 4, (uint16_t)udp_len);
+		ip[6] = 17;
+		ip[7] = pkt->ttl;
+		memcpy(ip + 8, pkt->sgid, 16);
+		memcpy(ip + 24, pkt->dgid, 16);
+		udp = ip + DROCE_IPV6_BYTES;
+	} else {
+		rte_be32_t a;
+
+		ip[0] = 0x45;
+		ip[1] = pkt->tclass;
+		store_be16(ip + 2, (uint16_t)(DROCE_IPV4_BYTES + udp_len));
+		store_be16(ip + 4, pkt->ip_id);
+		store_be16(ip + 6, pkt->ip_frag);
+		ip[8] = pkt->ttl;
+		ip[9] = 17;
+		store_be16(ip + 10, 0);
+		a = droce_gid_to_ipv4(pkt->sgid);
+		memcpy(ip + 12, &a, 4);
+		a = droce_gid_to_ipv4(pkt->dgid);
+		memcpy(ip + 16, &a, 4);
+		store_be16(ip + 10, (uint16_t)~rte_raw_cksum(ip, DROCE_IPV4_BYTES));
+		udp = ip + DROCE_IPV4_BYTES;
+	}
+
+	store_be16(udp, pkt->sport);
+	store_be16(udp + 2, pkt->dport);
+	store_be16(udp + 4, (uint16_t)udp_len);
+	store_be16(udp + 6, pkt->udp_csum);
+
+	pkt->bth_off = (uint16_t)(udp + DROCE_UDP_BYTES - f);
+	build_bth(pkt, (void *)(f + pkt->bth_off));
+	build_xhdrs(pkt, d, f + pkt->bth_off);
+	pkt->payload_off = (uint16_t)hlen;
+	pkt->frame_len = (uint32_t)(udp - f) + udp_len;
+	return (int)hlen;
+}

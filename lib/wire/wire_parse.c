@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Frame parser (droce_wire.h). The checks run in the order the receive path
+ * of an IBA channel adapter applies them (as rxe_rcv does): every length and
+ * the opcode first, then the pad count, then the ICRC, and only then are the
+ * fields decoded into struct droce_pkt. Nothing is read past min(caplen,
+ * claimed length). Stateless: any thread may call it.
+ */
+
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+
+#include "droce_wire.h"
+#include "droce_wire_gid.h"
+
+#define ETHERTYPE_IPV4	0x0800
+#define ETHERTYPE_IPV6	0x86dd
+#define ETHERTYPE_VLAN	0x8100
+#define IPPROTO_UDP_	17
+#define IPV4_FRAG_MASK	0x3fff	/* MF flag and fragment offset; DF (0x4000) is fine */
+
+static const struct {
+	const char *sym;
+	const char *desc;
+	bool foreign;
+} drop_info[DROCE_WIRE_DROP_COUNT] = {
+	[DROCE_WIRE_OK] = { "OK", "accepted", false },
+#define R(sym, foreign, desc) [DROCE_WIRE_DROP_##sym] = { #sym, desc, foreign },
+	DROCE_WIRE_DROPS(R)
+#undef R
+};
+
+const char *
+droce_wire_drop_name(enum droce_wire_drop r)
+{
+	return (unsigned int)r < DROCE_WIRE_DROP_COUNT ? drop_info[r].sym : "UNKNOWN";
+}
+
+const char *
+droce_wire_drop_desc(enum droce_wire_drop r)
+{
+	return (unsigned int)r < DROCE_WIRE_DROP_COUNT ? drop_info[r].desc : "unknown reason";
+}
+
+bool
+droce_wire_drop_is_foreign(enum droce_wire_drop r)
+{
+	return (unsigned int)r < DROCE_WIRE_DROP_COUNT && drop_info[r].foreign;
+}
+
+static inline uint16_t
+load_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* Validate L2..L4. On success *udp_off is the UDP header's offset and
+ * *ip_end the end of the IP packet (the Ethernet trailer excluded). */
+static enum droce_wire_drop
+parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
+	    uint32_t *l3_off, uint32_t *udp_off, uint32_t *ip_end, bool *ipv6)
+{
+	uint32_t off = DROCE_ETH_BYTES, ip_total;
+	uint16_t etype;
+
+	if (caplen < DROCE_ETH_BYTES)
+		return DROCE_WIRE_DROP_TRUNC_L2;
+	etype = load_be16(f + 12);
+	if (etype == ETHERTYPE_VLAN) {
+		if (caplen < DROCE_ETH_BYTES + DROCE_VLAN_BYTES)
+			return DROCE_WIRE_DROP_TRUNC_L2;
+		etype = load_be16(f + 16);
+		off += DROCE_VLAN_BYTES;
+	}
+	*l3_off = off;
+
+	if (etype == ETHERTYPE_IPV4) {
+		const uint8_t *ip = f + off;
+		uint32_t ihl;
+
+		if (caplen < off + DROCE_IPV4_BYTES)
+			return DROCE_WIRE_DROP_TRUNC_L3;
+		if (ip[0] >> 4 != 4)
+			return DROCE_WIRE_DROP_IP_VERSION;
+		ihl = (ip[0] & 0xfu) * 4;
+		if (ihl < DROCE_IPV4_BYTES)
+			return DROCE_WIRE_DROP_IP_LEN;
+		if (ip[9] != IPPROTO_UDP_)
+			return DROCE_WIRE_DROP_NOT_UDP;
+		if (load_be16(ip + 6) & IPV4_FRAG_MASK)
+			return DROCE_WIRE_DROP_IP_FRAGMENT;
+		if (caplen < off + ihl + DROCE_UDP_BYTES)
+			return DROCE_WIRE_DROP_TRUNC_L3;
+		if (load_be16(ip + ihl + 2) != DROCE_ROCEV2_UDP_PORT)
+			return DROCE_WIRE_DROP_NOT_ROCE_PORT;
+		if (ihl != DROCE_IPV4_BYTES)
+			return DROCE_WIRE_DROP_IPV4_OPTIONS;
+		ip_total = load_be16(ip + 2);
+		if (ip_total < DROCE_IPV4_BYTES + DROCE_UDP_BYTES || off + ip_total > wire_len)
+			return DROCE_WIRE_DROP_IP_LEN;
+		/* a correct header sums to 0xffff, checksum included (RFC 1071) */
+		if (rte_raw_cksum(ip, DROCE_IPV4_BYTES) != 0xffff)
+			return DROCE_WIRE_DROP_IPV4_CSUM;
+		*udp_off = off + DROCE_IPV4_BYTES;
+		*ip_end = off + ip_total;
+		*ipv6 = false;
+	} else if (etype == ETHERTYPE_IPV6) {
+		const uint8_t *ip = f + off;
+
+		if (caplen < off + DROCE_IPV6_BYTES)
+			return DROCE_WIRE_DROP_TRUNC_L3;
+		if (ip[0] >> 4 != 6)
+			return DROCE_WIRE_DROP_IP_VERSION;
+		/* RoCEv2 sends no extension headers; anything else is not ours */
+		if (ip[6] != IPPROTO_UDP_)
+			return DROCE_WIRE_DROP_NOT_UDP;
+		if (caplen < off + DROCE_IPV6_BYTES + DROCE_UDP_BYTES)
+			return DROCE_WIRE_DROP_TRUNC_L3;
+		if (load_be16(ip + DROCE_IPV6_BYTES + 2) != DROCE_ROCEV2_UDP_PORT)
+			return DROCE_WIRE_DROP_NOT_ROCE_PORT;
+		ip_total = DROCE_IPV6_BYTES + load_be16(ip + 4);
+		if (ip_total < DROCE_IPV6_BYTES + DROCE_UDP_BYTES || off + ip_total > wire_len)
+			return DROCE_WIRE_DROP_IP_LEN;
+		*udp_off = off + DROCE_IPV6_BYTES;
+		*ip_end = off + ip_total;
+		*ipv6 = true;
+	} else {
+		return DROCE_WIRE_DROP_NOT_IP;
+	}
+
+	if (load_be16(f + *udp_off + 4) != *ip_end - *udp_off)
+		return DROCE_WIRE_DROP_UDP_LEN;
+	return DROCE_WIRE_OK;
+}
+
+/* Copy the fields of validated headers into pkt. */
+static void
+decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *d)
+{
+	const uint8_t *ip = f + pkt->l3_off;
+	const uint8_t *udp;
+	const struct droce_bth *bth = (const void *)(f + pkt->bth_off);
+	const uint8_t *x = f + pkt->bth_off;
+
+	memcpy(pkt->dmac, f, 6);
+	memcpy(pkt->smac, f + 6, 6);
+	if (pkt->flags & DROCE_PKT_F_VLAN)
+		pkt->vlan_tci = load_be16(f + 14);
+
+	if (pkt->flags & DROCE_PKT_F_IPV6) {
+		uint32_t w = (uint32_t)load_be16(ip) << 16 | load_be16(ip + 2);
+
+		pkt->tclass = (uint8_t)(w >> 20);
+		pkt->flow_label = w & 0xfffff;
+		pkt->ttl = ip[7];
+		memcpy(pkt->sgid, ip + 8, 16);
+		memcpy(pkt->dgid, ip + 24, 16);
+		udp = ip + DROCE_IPV6_BYTES;
+	} else {
+		rte_be32_t a;
+
+		pkt->tclass = ip[1];
+		pkt->ip_id = load_be16(ip + 4);
+		pkt->ip_frag = load_be16(ip + 6);
+		pkt->ttl = ip[8];
+		memcpy(&a, ip + 12, 4);
+		droce_gid_from_ipv4(pkt->sgid, a);
+		memcpy(&a, ip + 16, 4);
+		droce_gid_from_ipv4(pkt->dgid, a);
+		udp = ip + DROCE_IPV4_BYTES;
+	}
+	pkt->sport = load_be16(udp);
+	pkt->dport = load_be16(udp + 2);
+	pkt->udp_csum = load_be16(udp + 6);
+
+	pkt->opcode = droce_bth_opcode(bth);
+	pkt->se = droce_bth_se(bth);
+	pkt->mig = droce_bth_mig(bth);
+	pkt->padcnt = droce_bth_padcnt(bth);
+	pkt->tver = droce_bth_tver(bth);
+	pkt->pkey = droce_bth_pkey(bth);
+	pkt->fecn = droce_bth_fecn(bth);
+	pkt->becn = droce_bth_becn(bth);
+	pkt->resv6 = droce_bth_resv6(bth);
+	pkt->dqpn = droce_bth_qpn(bth);
+	pkt->ackreq = droce_bth_ackreq(bth);
+	pkt->resv7 = droce_bth_resv7(bth);
+	pkt->psn = droce_bth_psn(bth);
+
+	if (d->xhdrs & DROCE_XH(DETH)) {
+		const struct droce_deth *h = (const void *)(x + d->off[DROCE_X_DETH]);
+
+		pkt->deth.qkey = droce_deth_qkey(h);
+		pkt->deth.resv8 = droce_deth_resv8(h);
+		pkt->deth.sqpn = droce_deth_sqpn(h);
+	}
+	if (d->xhdrs & DROCE_XH(FETH)) {
+		const struct droce_feth *h = (const void *)(x + d->off[DROCE_X_FETH]);
+
+		pkt->feth.sel = droce_feth_sel(h);
+		pkt->feth.plt = droce_feth_plt(h);
+	}
+	if (d->xhdrs & DROCE_XH(RETH)) {
+		const struct droce_reth *h = (const void *)(x + d->off[DROCE_X_RETH]);
+
+		pkt->reth.va = droce_reth_va(h);
+		pkt->reth.rkey = droce_reth_rkey(h);
+		pkt->reth.len = droce_reth_len(h);
+	}
+	if (d->xhdrs & DROCE_XH(ATMETH)) {
+		const struct droce_atmeth *h = (const void *)(x + d->off[DROCE_X_ATMETH]);
+
+		pkt->atmeth.va = droce_atmeth_va(h);
+		pkt->atmeth.rkey = droce_atmeth_rkey(h);
+		pkt->atmeth.swap_add = droce_atmeth_swap_add(h);
+		pkt->atmeth.cmp = droce_atmeth_cmp(h);
+	}
+	if (d->xhdrs & DROCE_XH(AETH)) {
+		const struct droce_aeth *h = (const void *)(x + d->off[DROCE_X_AETH]);
+
+		pkt->aeth.syndrome = droce_aeth_syndrome(h);
+		pkt->aeth.msn = droce_aeth_msn(h);
+	}
+	if (d->xhdrs & DROCE_XH(ATMACK))
+		pkt->atmack_orig = droce_atmack_orig((const void *)(x + d->off[DROCE_X_ATMACK]));
+	if (d->xhdrs & DROCE_XH(IMMDT))
+		pkt->imm = droce_immdt_imm((const void *)(x + d->off[DROCE_X_IMMDT]));
+	if (d->xhdrs & DROCE_XH(IETH))
+		pkt->ieth_rkey = droce_ieth_rkey((const void *)(x + d->off[DROCE_X_IETH]));
+}
+
+enum droce_wire_drop
+droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+{
+	const uint8_t *f = frame;
+	const struct droce_opcode_desc *d;
+	uint32_t l3_off, udp_off, ip_end, bth_off, rest, body;
+	enum droce_wire_drop r;
+	bool ipv6;
+	uint8_t padcnt;
+
+	if (caplen > wire_len)
+		caplen = wire_len;
+	r = parse_l2_l4(f, caplen, wire_len, &l3_off, &udp_off, &ip_end, &ipv6);
+	if (r != DROCE_WIRE_OK)
+		return r;
+
+	bth_off = udp_off + DROCE_UDP_BYTES;
+	rest = ip_end - bth_off;		/* BTH to ICRC inclusive */
+	if (rest < DROCE_BTH_BYTES + DROCE_ICRC_BYTES || caplen < bth_off + DROCE_BTH_BYTES)
+		return DROCE_WIRE_DROP_TRUNC_BTH;
+	d = droce_opcode(f[bth_off]);
+	if (!(d->flags & DROCE_OPF_VALID))
+		return DROCE_WIRE_DROP_BAD_OPCODE;
+	if (droce_bth_tver((const void *)(f + bth_off)) != 0)
+		return DROCE_WIRE_DROP_BAD_TVER;
+	if (rest < d->hdr_len + (uint32_t)DROCE_ICRC_BYTES || caplen < bth_off + d->hdr_len)
+		return DROCE_WIRE_DROP_TRUNC_XHDR;
+
+	body = rest - d->hdr_len - DROCE_ICRC_BYTES;	/* payload and pad */
+	padcnt = droce_bth_padcnt((const void *)(f + bth_off));
+	if (padcnt > body || (body & 3) != 0)
+		return DROCE_WIRE_DROP_BAD_PAD;
+	if (!(d->flags & DROCE_OPF_PAYLOAD) && body != 0)
+		return DROCE_WIRE_DROP_BAD_PAYLOAD_LEN;
+	/* ATOMIC_WRITE carries exactly one 8-byte value (IBA 1.5, 9.4.7) */
+	if ((d->flags & DROCE_OPF_ATOMIC_WR) && (body != 8 || padcnt != 0))
+		return DROCE_WIRE_DROP_BAD_PAYLOAD_LEN;
+
+	memset(pkt, 0, sizeof(*pkt));
+	if (caplen >= ip_end) {
+		pkt->icrc = droce_icrc_load(f + ip_end - DROCE_ICRC_BYTES);
+		if (droce_icrc_calc(f + l3_off, ip_end - DROCE_ICRC_BYTES - l3_off) != pkt->icrc)
+			return DROCE_WIRE_DROP_BAD_ICRC;
+	} else {
+		pkt->flags |= DROCE_PKT_F_TRUNCATED;
+	}
+
+	if (l3_off != DROCE_ETH_BYTES)
+		pkt->flags |= DROCE_PKT_F_VLAN;
+	if (ipv6)
+		pkt->flags |= DROCE_PKT_F_IPV6;
+	pkt->l3_off = (uint16_t)l3_off;
+	pkt->bth_off = (uint16_t)bth_off;
+	pkt->payload_off = (uint16_t)(bth_off + d->hdr_len);
+	pkt->payload_len = body - padcnt;
+	pkt->frame_len = ip_end;
+	decode(pkt, f, d);
+	return DROCE_WIRE_OK;
+}
