@@ -142,6 +142,7 @@ droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap)
 		udp = ip + DROCE_IPV6_BYTES;
 	} else {
 		rte_be32_t a;
+		uint16_t csum;
 
 		ip[0] = 0x45;
 		ip[1] = pkt->tclass;
@@ -155,7 +156,9 @@ droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap)
 		memcpy(ip + 12, &a, 4);
 		a = droce_gid_to_ipv4(pkt->dgid);
 		memcpy(ip + 16, &a, 4);
-		store_be16(ip + 10, (uint16_t)~rte_raw_cksum(ip, DROCE_IPV4_BYTES));
+		/* rte_raw_cksum sums the words as they lie in memory: store as is */
+		csum = (uint16_t)~rte_raw_cksum(ip, DROCE_IPV4_BYTES);
+		memcpy(ip + 10, &csum, 2);
 		udp = ip + DROCE_IPV4_BYTES;
 	}
 
