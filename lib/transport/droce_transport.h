@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+#ifndef DROCE_TRANSPORT_H
+#define DROCE_TRANSPORT_H
+
+/**
+ * @file
+ * The RC, UC and UD transports (IBA vol 1 ch. 9), free of I/O.
+ *
+ * A transport QP (struct droce_tqp) holds the requester, completer and
+ * responder state of one QP and its private send queue. Everything outside
+ * the protocol goes through an ops table the owner supplies: resolving
+ * memory keys to host pointers, taking receive WQEs, delivering completions
+ * and transmitting packets. Time is a number passed in (nanoseconds), so
+ * the state machines run the same in the engine and in unit tests.
+ *
+ * Entry points, all called by the one thread that owns the QP (its worker
+ * lcore):
+ *   droce_tqp_post_send()   queue a validated send WQE
+ *   droce_tqp_rx()          a parsed packet addressed to this QP
+ *   droce_tqp_poll()        transmit what is due, serve READs, flush ACKs
+ *   droce_tqp_timer()       retransmit and RNR timers
+ * Work requests and completions use rdma-core's enums (ibv_wr_opcode,
+ * ibv_wc_status, ibv_wc_opcode, ibv_send_flags, ibv_access_flags).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "droce_config.h"
+#include "droce_wire.h"
+
+#ifndef DROCE_MAX_SGE
+#define DROCE_MAX_SGE		8	/**< scatter/gather entries per WQE */
+#endif
+#ifndef DROCE_MAX_INLINE
+#define DROCE_MAX_INLINE	256	/**< inline data bytes per send WQE */
+#endif
+#ifndef DROCE_MAX_RD_ATOMIC
+#define DROCE_MAX_RD_ATOMIC	16	/**< outstanding READ/atomic per QP, each way */
+#endif
+#ifndef DROCE_MAX_UNACKED_PSNS
+#define DROCE_MAX_UNACKED_PSNS	1024	/**< requester window in packets */
+#endif
+#ifndef DROCE_ACKREQ_INTERVAL
+#define DROCE_ACKREQ_INTERVAL	32	/**< ask for an ACK at least every N packets */
+#endif
+
+/** Scatter/gather entry, as in struct ibv_sge. */
+struct droce_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/** Address vector of a connected QP or of a UD work request. */
+struct droce_av {
+	uint8_t smac[6];
+	uint8_t dmac[6];
+	uint8_t sgid[16];
+	uint8_t dgid[16];
+	uint32_t flow_label;	/**< 0: derive from the QPNs */
+	uint8_t tclass;
+	uint8_t hop_limit;
+	bool ipv6;		/**< dgid is not IPv4-mapped */
+	bool vlan;
+	uint16_t vlan_tci;
+};
+
+/** A send work request, validated and copied out of the client's ring. */
+struct droce_send_wqe {
+	uint64_t wr_id;
+	uint32_t opcode;		/**< enum ibv_wr_opcode */
+	uint32_t flags;			/**< enum ibv_send_flags */
+	rte_be32_t imm;			/**< WITH_IMM: immediate data */
+	uint32_t inv_rkey;		/**< SEND_WITH_INV, LOCAL_INV: key to invalidate */
+	uint32_t num_sge;
+	struct droce_sge sge[DROCE_MAX_SGE];
+	uint32_t length;		/**< payload bytes (sum of sge, or inline length) */
+	uint64_t remote_addr;		/**< RDMA and atomics */
+	uint32_t rkey;
+	uint64_t compare_add;		/**< atomics */
+	uint64_t swap;
+	struct {			/**< UD */
+		struct droce_av av;
+		uint32_t qpn;
+		uint32_t qkey;
+	} ud;
+	uint8_t inline_data[DROCE_MAX_INLINE];	/**< IBV_SEND_INLINE payload */
+};
+
+/** A receive work request. */
+struct droce_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	struct droce_sge sge[DROCE_MAX_SGE];
+};
+
+/** A completion, field for field what ibv_poll_cq reports. */
+struct droce_cqe {
+	uint64_t wr_id;
+	uint32_t status;		/**< enum ibv_wc_status */
+	uint32_t opcode;		/**< enum ibv_wc_opcode */
+	uint32_t byte_len;
+	rte_be32_t imm;			/**< IBV_WC_WITH_IMM */
+	uint32_t invalidated_rkey;	/**< IBV_WC_WITH_INV */
+	uint32_t qp_num;
+	uint32_t src_qp;		/**< UD */
+	uint32_t wc_flags;		/**< enum ibv_wc_flags */
+	uint32_t vendor_err;
+};
+
+/** Why memory could not be used; the transport maps each to a NAK or status. */
+enum droce_mem_err {
+	DROCE_MEM_OK = 0,
+	DROCE_MEM_BAD_KEY,		/**< unknown, invalidated or freed key */
+	DROCE_MEM_BAD_PD,		/**< key of another protection domain */
+	DROCE_MEM_RANGE,		/**< outside the region or window */
+	DROCE_MEM_ACCESS,		/**< access flag missing */
+	DROCE_MEM_ALIGN,		/**< atomic address not 8-byte aligned */
+};
+
+struct droce_tqp;
+
+/** A piece of payload to transmit, in host memory. */
+struct droce_iov {
+	const void *base;
+	uint32_t len;
+};
+
+/** What the owner of the QPs provides. @p ctx is droce_tqp.ops_ctx. */
+struct droce_tr_ops {
+	/**
+	 * Resolve [va, va + len) under @p key for @p access (IBV_ACCESS_* bits;
+	 * 0 means local read) in the QP's PD. On success *host points at va.
+	 */
+	enum droce_mem_err (*mem_resolve)(void *ctx, struct droce_tqp *qp, uint32_t key,
+					  uint64_t va, uint32_t len, uint32_t access,
+					  uint8_t **host);
+	/** Invalidate @p rkey (SEND_WITH_INV when @p remote, else LOCAL_INV). */
+	enum droce_mem_err (*mem_invalidate)(void *ctx, struct droce_tqp *qp, uint32_t rkey,
+					     bool remote);
+	/** Take the next receive WQE of the QP (or its SRQ): 0, or -EAGAIN if none. */
+	int (*recv_get)(void *ctx, struct droce_tqp *qp, struct droce_recv_wqe *wqe);
+	/** Deliver a completion to the send or receive CQ: 0, or -ENOSPC on overflow. */
+	int (*cq_push)(void *ctx, struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe);
+	/**
+	 * Transmit one packet: @p pkt has every header field set; the payload is
+	 * the concatenation of @p iov. The callee adds pad and ICRC.
+	 */
+	void (*xmit)(void *ctx, struct droce_tqp *qp, struct droce_pkt *pkt,
+		     const struct droce_iov *iov, unsigned int n_iov);
+	/** The transport moved the QP to the error state (async event). */
+	void (*qp_error)(void *ctx, struct droce_tqp *qp);
+};
+
+/** Per-QP counters (also the engine's telemetry). C(sym, description) */
+#define DROCE_TQP_COUNTERS(C) \
+	C(TX_PKTS,        "packets transmitted") \
+	C(RX_PKTS,        "packets accepted") \
+	C(RETRANSMITS,    "requester retransmissions (go-back-N restarts)") \
+	C(TIMEOUTS,       "retransmit timer expiries") \
+	C(RNR_NAKS_RX,    "RNR NAKs received") \
+	C(RNR_NAKS_TX,    "RNR NAKs sent") \
+	C(SEQ_NAKS_RX,    "PSN sequence error NAKs received") \
+	C(SEQ_NAKS_TX,    "PSN sequence error NAKs sent") \
+	C(DUP_REQS,       "duplicate requests received") \
+	C(DROP_STATE,     "packets dropped: QP state does not accept them") \
+	C(DROP_PSN,       "packets dropped: PSN out of window or stale") \
+	C(DROP_OPCODE,    "packets dropped: opcode not valid for QP or sequence") \
+	C(DROP_QKEY,      "UD packets dropped: Q_Key mismatch") \
+	C(DROP_NO_RWQE,   "UD/UC packets dropped: no receive WQE") \
+	C(DROP_LEN,       "packets dropped: payload length invalid") \
+	C(ACKS_TX,        "ACKs sent") \
+	C(NAKS_TX,        "NAKs sent (invalid request, access, operational)")
+
+enum droce_tqp_counter {
+#define C(sym, desc) DROCE_TQP_CNT_##sym,
+	DROCE_TQP_COUNTERS(C)
+#undef C
+	DROCE_TQP_CNT_COUNT
+};
+
+extern const char *const droce_tqp_counter_name[DROCE_TQP_CNT_COUNT];
+
+enum droce_swqe_state {
+	DROCE_SWQE_POSTED,		/**< nothing sent yet */
+	DROCE_SWQE_SENDING,		/**< PSNs assigned, packets going out */
+	DROCE_SWQE_SENT,		/**< every packet sent at least once */
+	DROCE_SWQE_DONE,		/**< finished (status set), not yet retired */
+};
+
+/** One slot of the private send queue. */
+struct droce_tqp_swqe {
+	struct droce_send_wqe wr;
+	uint32_t first_psn;		/**< PSN of the first packet, once sent */
+	uint32_t npsn;			/**< PSNs the message occupies */
+	uint32_t read_done;		/**< READ: response bytes placed */
+	uint8_t state;			/**< enum droce_swqe_state */
+	uint8_t status;			/**< enum ibv_wc_status once done */
+	bool rd_counted;		/**< its READ/atomic request counts in req.rd_atomic */
+};
+
+enum droce_res_kind {
+	DROCE_RES_FREE,
+	DROCE_RES_READ,
+	DROCE_RES_ATOMIC,
+};
+
+/** A READ or atomic the responder executed, kept for duplicate requests. */
+struct droce_tqp_res {
+	uint8_t kind;			/**< enum droce_res_kind */
+	bool pending;			/**< READ: responses still to send */
+	uint32_t psn;			/**< first PSN of the request */
+	uint32_t npsn;			/**< PSNs it occupies */
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+	uint32_t sent;			/**< READ: bytes of response transmitted */
+	uint64_t orig;			/**< atomic: the original value returned */
+	uint8_t syndrome;		/**< atomic: AETH of the reply */
+	uint32_t msn;			/**< MSN to report with it */
+};
+
+/** Fixed at creation or by modify_qp; the transport only reads them. */
+struct droce_tqp_attr {
+	enum ibv_qp_type type;
+	uint32_t qpn;
+	uint32_t dest_qpn;
+	uint32_t qkey;
+	uint32_t mtu;			/**< path MTU in bytes: 256 .. 4096 */
+	uint32_t access;		/**< qp_access_flags */
+	uint8_t timeout;		/**< 4.096 us * 2^timeout; 0: wait forever */
+	uint8_t retry_cnt;		/**< 0..7 */
+	uint8_t rnr_retry;		/**< 0..7; 7 = retry forever */
+	uint8_t min_rnr_timer;		/**< RNR timer code we advertise */
+	uint8_t max_rd_atomic;		/**< our outstanding READ/atomic requests */
+	uint8_t max_dest_rd_atomic;	/**< remote ones we keep for replay */
+	bool sq_sig_all;
+	struct droce_av av;		/**< RC/UC: the remote end */
+	uint16_t pkey;
+};
+
+enum droce_tqp_state {
+	DROCE_TQP_RESET,
+	DROCE_TQP_INIT,
+	DROCE_TQP_RTR,
+	DROCE_TQP_RTS,
+	DROCE_TQP_SQD,
+	DROCE_TQP_SQE,
+	DROCE_TQP_ERR,
+};
+
+/** Transport state of one QP. Owned by one worker thread. */
+struct droce_tqp {
+	struct droce_tqp_attr attr;
+	enum droce_tqp_state state;
+	const struct droce_tr_ops *ops;
+	void *ops_ctx;
+	void *owner;			/**< for the ops implementation */
+
+	struct droce_tqp_swqe *sq;	/**< private send queue, sq_size slots */
+	uint32_t sq_size;		/**< power of two */
+	uint32_t sq_post;		/**< next free slot (free-running) */
+
+	struct {			/* requester */
+		uint32_t psn;		/**< next PSN to send */
+		uint32_t psn_max;	/**< one past the highest PSN ever sent */
+		uint32_t idx;		/**< next WQE to transmit */
+		uint32_t offset;	/**< bytes of it already sent */
+		uint32_t rd_atomic;	/**< READ/atomic requests in flight */
+		uint32_t since_ackreq;	/**< packets since the last AckReq */
+		bool stalled;		/**< waiting on RNR delay or window */
+	} req;
+
+	struct {			/* completer */
+		uint32_t psn;		/**< oldest unacknowledged PSN */
+		uint32_t idx;		/**< oldest WQE not completed */
+		uint8_t retry_left;
+		uint8_t rnr_left;
+		uint64_t timer;		/**< retransmit deadline, 0 if stopped */
+		uint64_t rnr_until;	/**< RNR wait deadline, 0 if none */
+		bool read_gap;		/**< a READ response gap was already retried */
+	} comp;
+
+	struct {			/* responder */
+		uint32_t epsn;		/**< next expected PSN */
+		uint32_t msn;		/**< messages completed */
+		bool nak_sent;		/**< one NAK per sequence gap (IBA C9-111) */
+		bool ack_pending;	/**< coalesced ACK to send at poll */
+		uint32_t ack_psn;
+		uint8_t last_opf_mid;	/**< 0, or SEND/WRITE flag of an unfinished message */
+		bool have_rwqe;		/**< SEND in progress holds a receive WQE */
+		bool uc_drop;		/**< UC: rest of a broken message is discarded */
+		struct droce_recv_wqe rwqe;
+		uint32_t rcv_len;	/**< bytes received into rwqe / written by WRITE */
+		uint64_t wr_va;		/**< WRITE: next remote address */
+		uint32_t wr_rkey;
+		uint32_t wr_left;	/**< WRITE: bytes the RETH still allows */
+		struct droce_tqp_res res[DROCE_MAX_RD_ATOMIC];
+		uint32_t res_head;	/**< next slot to use (ring) */
+	} resp;
+
+	uint64_t cnt[DROCE_TQP_CNT_COUNT];
+};
+
+/**
+ * Set up a transport QP in RESET. @p sq_mem holds @p sq_size slots (a power
+ * of two). @return 0, or -EINVAL.
+ */
+int droce_tqp_init(struct droce_tqp *qp, const struct droce_tqp_attr *attr,
+		   struct droce_tqp_swqe *sq_mem, uint32_t sq_size,
+		   const struct droce_tr_ops *ops, void *ops_ctx);
+
+/**
+ * Apply a state change decided (and validated) by the verbs layer.
+ * @p sq_psn and @p rq_psn are used on entering RTS / RTR. Entering ERR
+ * flushes every outstanding WQE with IBV_WC_WR_FLUSH_ERR; entering RESET
+ * forgets everything.
+ */
+void droce_tqp_set_state(struct droce_tqp *qp, enum droce_tqp_state state,
+			 uint32_t sq_psn, uint32_t rq_psn);
+
+/**
+ * Queue a send WQE (already validated against the QP type and limits).
+ * @return 0, -ENOMEM if the send queue is full, -EINVAL in a state that
+ *         does not accept sends (RESET, INIT, RTR).
+ */
+int droce_tqp_post_send(struct droce_tqp *qp, const struct droce_send_wqe *wqe);
+
+/** Process a packet for this QP; @p frame is what @p pkt was parsed from. */
+void droce_tqp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt,
+		  const uint8_t *frame, uint64_t now);
+
+/**
+ * Transmit up to @p budget packets (requests, READ responses) and the
+ * coalesced ACK. @return packets transmitted.
+ */
+unsigned int droce_tqp_poll(struct droce_tqp *qp, uint64_t now, unsigned int budget);
+
+/** Run the retransmit and RNR timers. */
+void droce_tqp_timer(struct droce_tqp *qp, uint64_t now);
+
+/** True when the QP has packets to send (the engine's scheduling hint). */
+bool droce_tqp_has_work(const struct droce_tqp *qp);
+
+/**
+ * Assemble a whole frame for a packet handed to droce_tr_ops.xmit: headers
+ * from @p pkt, the payload gathered from @p iov, zero pad, ICRC.
+ * @return the frame length, or -ENOSPC if @p cap is too small.
+ */
+int droce_tqp_frame_build(struct droce_pkt *pkt, const struct droce_iov *iov,
+			  unsigned int n_iov, uint8_t *buf, uint32_t cap);
+
+/** Retransmit timeout in ns for the IBA timeout exponent (0 → never). */
+uint64_t droce_tqp_timeout_ns(uint8_t timeout);
+
+#endif /* DROCE_TRANSPORT_H */

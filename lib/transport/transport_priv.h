@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+#ifndef DROCE_TRANSPORT_PRIV_H
+#define DROCE_TRANSPORT_PRIV_H
+
+/* Cross-file internals of lib/transport (not installed). */
+
+#include "droce_transport.h"
+#include "droce_wire_gid.h"
+#include "droce_wire_psn.h"
+
+#define TQP_CNT(qp, sym) ((qp)->cnt[DROCE_TQP_CNT_##sym]++)
+
+static inline struct droce_tqp_swqe *
+tqp_swqe(struct droce_tqp *qp, uint32_t idx)
+{
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+
+static inline bool
+wr_is_rd_atomic(uint32_t op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool
+wr_is_local(uint32_t op)
+{
+	return op == IBV_WR_LOCAL_INV || op == IBV_WR_BIND_MW;
+}
+
+/* PSNs a message of @len bytes occupies at path MTU @mtu (at least one). */
+static inline uint32_t
+tqp_npsn(uint32_t len, uint32_t mtu)
+{
+	return len == 0 ? 1 : (len + mtu - 1) / mtu;
+}
+
+/* transport_qp.c */
+void tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
+		  const struct droce_av *av, uint32_t dqpn);
+void tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *iov,
+	      unsigned int n_iov);
+void tqp_to_error(struct droce_tqp *qp);
+void tqp_cq_push(struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe);
+enum droce_mem_err tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sge,
+				uint32_t num_sge, uint32_t offset, uint32_t len, uint32_t access,
+				struct droce_iov *iov, unsigned int *n_iov);
+enum droce_mem_err tqp_scatter(struct droce_tqp *qp, const struct droce_sge *sge,
+			       uint32_t num_sge, uint32_t offset, const void *src, uint32_t len);
+
+/* transport_req.c: requester and completer */
+unsigned int req_poll(struct droce_tqp *qp, uint64_t now, unsigned int budget);
+void comp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame,
+	     uint64_t now);
+void comp_timer(struct droce_tqp *qp, uint64_t now);
+void comp_flush(struct droce_tqp *qp);
+void comp_retire_ready(struct droce_tqp *qp);
+
+/* transport_resp.c: responder */
+void resp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame,
+	     uint64_t now);
+unsigned int resp_poll(struct droce_tqp *qp, unsigned int budget);
+void resp_flush(struct droce_tqp *qp);
+
+#endif /* DROCE_TRANSPORT_PRIV_H */

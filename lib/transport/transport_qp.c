@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Transport QP life cycle and the entry points of droce_transport.h:
+ * init, state changes (entering ERR flushes), post_send, rx dispatch,
+ * poll and timers; plus the helpers the requester, completer and responder
+ * share: packet header defaults, gather/scatter over SGEs through the
+ * owner's mem_resolve, completion delivery.
+ *
+ * Everything here runs on the worker thread that owns the QP.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "transport_priv.h"
+
+const char *const droce_tqp_counter_name[DROCE_TQP_CNT_COUNT] = {
+#define C(sym, desc) [DROCE_TQP_CNT_##sym] = #sym,
+	DROCE_TQP_COUNTERS(C)
+#undef C
+};
+
+uint64_t
+droce_tqp_timeout_ns(uint8_t timeout)
+{
+	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 means infinite */
+	if (timeout == 0)
+		return 0;
+	return 4096ull << (timeout > 31 ? 31 : timeout);
+}
+
+int
+droce_tqp_init(struct droce_tqp *qp, const struct droce_tqp_attr *attr,
+	       struct droce_tqp_swqe *sq_mem, uint32_t sq_size,
+	       const struct droce_tr_ops *ops, void *ops_ctx)
+{
+	if (sq_size == 0 || (sq_size & (sq_size - 1)) != 0 || ops == NULL)
+		return -EINVAL;
+	memset(qp, 0, sizeof(*qp));
+	qp->attr = *attr;
+	qp->sq = sq_mem;
+	qp->sq_size = sq_size;
+	qp->ops = ops;
+	qp->ops_ctx = ops_ctx;
+	qp->state = DROCE_TQP_RESET;
+	return 0;
+}
+
+static void
+tqp_reset(struct droce_tqp *qp)
+{
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->sq_post = 0;
+}
+
+void
+droce_tqp_set_state(struct droce_tqp *qp, enum droce_tqp_state state, uint32_t sq_psn,
+		    uint32_t rq_psn)
+{
+	switch (state) {
+	case DROCE_TQP_RESET:
+		tqp_reset(qp);
+		break;
+	case DROCE_TQP_RTR:
+		if (qp->state != DROCE_TQP_RTR) {
+			qp->resp.epsn = rq_psn & DROCE_24BIT_MASK;
+			qp->resp.nak_sent = false;
+		}
+		break;
+	case DROCE_TQP_RTS:
+		if (qp->state == DROCE_TQP_RTR) {
+			qp->req.psn = sq_psn & DROCE_24BIT_MASK;
+			qp->req.psn_max = qp->req.psn;
+			qp->comp.psn = qp->req.psn;
+			qp->comp.retry_left = qp->attr.retry_cnt;
+			qp->comp.rnr_left = qp->attr.rnr_retry;
+		}
+		break;
+	case DROCE_TQP_ERR:
+		if (qp->state != DROCE_TQP_ERR) {
+			qp->state = DROCE_TQP_ERR;
+			comp_flush(qp);
+			resp_flush(qp);
+		}
+		break;
+	default:
+		break;
+	}
+	qp->state = state;
+}
+
+void
+tqp_to_error(struct droce_tqp *qp)
+{
+	if (qp->state == DROCE_TQP_ERR)
+		return;
+	droce_tqp_set_state(qp, DROCE_TQP_ERR, 0, 0);
+	if (qp->ops->qp_error != NULL)
+		qp->ops->qp_error(qp->ops_ctx, qp);
+}
+
+void
+tqp_cq_push(struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe)
+{
+	/* a full CQ is an error event for the CQ owner, and this QP fails */
+	if (qp->ops->cq_push(qp->ops_ctx, qp, recv, cqe) < 0)
+		tqp_to_error(qp);
+}
+
+int
+droce_tqp_post_send(struct droce_tqp *qp, const struct droce_send_wqe *wqe)
+{
+	struct droce_tqp_swqe *w;
+
+	if (qp->state == DROCE_TQP_RESET || qp->state == DROCE_TQP_INIT ||
+	    qp->state == DROCE_TQP_RTR)
+		return -EINVAL;
+	if (qp->sq_post - qp->comp.idx >= qp->sq_size)
+		return -ENOMEM;
+	w = tqp_swqe(qp, qp->sq_post);
+	w->wr = *wqe;
+	w->state = DROCE_SWQE_POSTED;
+	w->status = IBV_WC_SUCCESS;
+	w->first_psn = 0;
+	w->npsn = 0;
+	w->read_done = 0;
+	w->rd_counted = false;
+	qp->sq_post++;
+	if (qp->state == DROCE_TQP_ERR)
+		comp_flush(qp);		/* IBA 10.8.3: posted in ERR, flushed at once */
+	return 0;
+}
+
+void
+droce_tqp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame,
+	     uint64_t now)
+{
+	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
+
+	if (d->flags & DROCE_OPF_RESP)
+		comp_rx(qp, pkt, frame, now);
+	else if (d->flags & DROCE_OPF_REQ)
+		resp_rx(qp, pkt, frame, now);
+	else
+		TQP_CNT(qp, DROP_OPCODE);	/* CNP: congestion control is the engine's */
+}
+
+unsigned int
+droce_tqp_poll(struct droce_tqp *qp, uint64_t now, unsigned int budget)
+{
+	unsigned int n = resp_poll(qp, budget);
+
+	if (n < budget)
+		n += req_poll(qp, now, budget - n);
+	return n;
+}
+
+void
+droce_tqp_timer(struct droce_tqp *qp, uint64_t now)
+{
+	comp_timer(qp, now);
+}
+
+bool
+droce_tqp_has_work(const struct droce_tqp *qp)
+{
+	unsigned int i;
+
+	if (qp->resp.ack_pending)
+		return true;
+	for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++)
+		if (qp->resp.res[i].pending)
+			return true;
+	return qp->req.idx != qp->sq_post && qp->comp.rnr_until == 0;
+}
+
+void
+tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
+	     const struct droce_av *av, uint32_t dqpn)
+{
+	uint32_t fl;
+
+	memset(pkt, 0, sizeof(*pkt));
+	memcpy(pkt->smac, av->smac, 6);
+	memcpy(pkt->dmac, av->dmac, 6);
+	memcpy(pkt->sgid, av->sgid, 16);
+	memcpy(pkt->dgid, av->dgid, 16);
+	if (av->vlan) {
+		pkt->flags |= DROCE_PKT_F_VLAN;
+		pkt->vlan_tci = av->vlan_tci;
+	}
+	if (av->ipv6)
+		pkt->flags |= DROCE_PKT_F_IPV6;
+	pkt->tclass = av->tclass;
+	pkt->ttl = av->hop_limit ? av->hop_limit : 64;
+	pkt->ip_frag = 0x4000;			/* DF: RoCEv2 is never fragmented */
+	fl = av->flow_label ? av->flow_label : droce_flow_label(qp->attr.qpn, dqpn);
+	pkt->flow_label = av->ipv6 ? fl : 0;
+	pkt->sport = droce_flow_label_to_sport(fl);
+	pkt->dport = DROCE_ROCEV2_UDP_PORT;
+	pkt->opcode = opcode;
+	pkt->pkey = qp->attr.pkey ? qp->attr.pkey : DROCE_DEFAULT_PKEY;
+	pkt->dqpn = dqpn;
+	pkt->psn = psn & DROCE_24BIT_MASK;
+}
+
+void
+tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *iov,
+	 unsigned int n_iov)
+{
+	uint32_t len = 0;
+	unsigned int i;
+
+	for (i = 0; i < n_iov; i++)
+		len += iov[i].len;
+	pkt->payload_len = len;
+	pkt->padcnt = droce_pad_bytes(len);
+	TQP_CNT(qp, TX_PKTS);
+	qp->ops->xmit(qp->ops_ctx, qp, pkt, iov, n_iov);
+}
+
+/*
+ * Resolve bytes [offset, offset + len) of an SGE list into at most
+ * DROCE_MAX_SGE host pieces. The range must lie inside the list.
+ */
+enum droce_mem_err
+tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
+	     uint32_t offset, uint32_t len, uint32_t access, struct droce_iov *iov,
+	     unsigned int *n_iov)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < num_sge && len > 0; i++) {
+		uint32_t take;
+		uint8_t *host;
+		enum droce_mem_err e;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		take = DROCE_MIN(sge[i].length - offset, len);
+		e = qp->ops->mem_resolve(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset, take,
+					 access, &host);
+		if (e != DROCE_MEM_OK)
+			return e;
+		iov[n].base = host;
+		iov[n].len = take;
+		n++;
+		len -= take;
+		offset = 0;
+	}
+	*n_iov = n;
+	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_RANGE;
+}
+
+enum droce_mem_err
+tqp_scatter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
+	    uint32_t offset, const void *src, uint32_t len)
+{
+	struct droce_iov iov[DROCE_MAX_SGE];
+	const uint8_t *s = src;
+	unsigned int i, n;
+	enum droce_mem_err e;
+
+	e = tqp_sge_iter(qp, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE, iov, &n);
+	if (e != DROCE_MEM_OK)
+		return e;
+	for (i = 0; i < n; i++) {
+		memcpy((void *)(uintptr_t)iov[i].base, s, iov[i].len);
+		s += iov[i].len;
+	}
+	return DROCE_MEM_OK;
+}
+
+int
+droce_tqp_frame_build(struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov,
+		      uint8_t *buf, uint32_t cap)
+{
+	int hlen = droce_pkt_build_hdrs(pkt, buf, cap);
+	uint8_t *p;
+	unsigned int i;
+
+	if (hlen < 0)
+		return hlen;
+	if (pkt->frame_len > cap)
+		return -ENOSPC;
+	p = buf + hlen;
+	for (i = 0; i < n_iov; i++) {
+		memcpy(p, iov[i].base, iov[i].len);
+		p += iov[i].len;
+	}
+	memset(p, 0, pkt->padcnt);
+	droce_icrc_set(pkt, buf);
+	return (int)pkt->frame_len;
+}

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Every operation end to end between two engine instances over a clean
+ * simulated link, data checked byte for byte.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_transport.h"
+
+#define BUF_BYTES (64 * 1024)
+#define ALL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+struct pair {
+	struct sim *sim;
+	uint8_t *buf[2];
+	uint32_t key[2];
+};
+
+static void
+pair_setup(struct pair *p, enum ibv_qp_type type, uint32_t mtu)
+{
+	int s;
+
+	p->sim = sim_new(42);
+	for (s = 0; s < 2; s++) {
+		p->buf[s] = aligned_alloc(64, BUF_BYTES);
+		memset(p->buf[s], 0, BUF_BYTES);
+		p->key[s] = sim_reg_mr(&p->sim->node[s], p->buf[s], BUF_BYTES, ALL_ACCESS);
+	}
+	sim_connect(p->sim, type, 0, mtu);
+}
+
+static void
+pair_teardown(struct pair *p)
+{
+	free(p->buf[0]);
+	free(p->buf[1]);
+	sim_free(p->sim);
+}
+
+static void
+fill(uint8_t *b, uint32_t len, uint64_t seq)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = test_pattern(seq, i);
+}
+
+static struct droce_send_wqe
+wqe(uint32_t op, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey)
+{
+	struct droce_send_wqe w;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = wr_id;
+	w.opcode = op;
+	w.flags = IBV_SEND_SIGNALED;
+	w.num_sge = 1;
+	w.sge[0].addr = (uint64_t)(uintptr_t)addr;
+	w.sge[0].length = len;
+	w.sge[0].lkey = lkey;
+	w.length = len;
+	return w;
+}
+
+static const uint32_t sizes[] = { 0, 1, 3, 255, 1023, 1024, 1025, 4096, 3 * 1024 + 7, 60000 };
+
+START_TEST(test_rc_send_delivers_every_size_intact)
+{
+	uint32_t len = sizes[_i];
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	pair_setup(&p, IBV_QPT_RC, 1024);
+	fill(p.buf[0], len, 7);
+	ck_assert_int_eq(sim_post_recv(&p.sim->node[1], 0, 99, p.buf[1], BUF_BYTES, p.key[1]), 0);
+	w = wqe(IBV_WR_SEND, 5, p.buf[0], len, p.key[0]);
+	ck_assert_int_eq(droce_tqp_post_send(&p.sim->node[0].qp[0], &w), 0);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.opcode, IBV_WC_SEND);
+	ck_assert_uint_eq(c.wr_id, 5);
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.opcode, IBV_WC_RECV);
+	ck_assert_uint_eq(c.byte_len, len);
+	ck_assert_uint_eq(c.wr_id, 99);
+	ck_assert_uint_eq(c.wc_flags, 0);
+	ck_assert_mem_eq(p.buf[1], p.buf[0], len);
+	ck_assert_uint_eq(p.sim->frames_rejected, 0);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_rc_send_with_imm_and_inv_report_flags)
+{
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+	uint8_t target[64];
+	uint32_t victim;
+
+	pair_setup(&p, IBV_QPT_RC, 1024);
+	victim = sim_reg_mr(&p.sim->node[1], target, sizeof(target), ALL_ACCESS);
+	fill(p.buf[0], 2000, 1);
+	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], BUF_BYTES, p.key[1]);
+	sim_post_recv(&p.sim->node[1], 0, 2, p.buf[1] + 4096, BUF_BYTES - 4096, p.key[1]);
+	w = wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 2000, p.key[0]);
+	w.imm = rte_cpu_to_be_32(0xdeadbeef);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	w = wqe(IBV_WR_SEND_WITH_INV, 2, p.buf[0], 10, p.key[0]);
+	w.inv_rkey = victim;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 2));
+
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.opcode, IBV_WC_RECV);
+	ck_assert_uint_eq(c.wc_flags, IBV_WC_WITH_IMM);
+	ck_assert_uint_eq(rte_be_to_cpu_32(c.imm), 0xdeadbeef);
+	ck_assert_uint_eq(c.byte_len, 2000);
+	ck_assert_mem_eq(p.buf[1], p.buf[0], 2000);
+
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.wc_flags, IBV_WC_WITH_INV);
+	ck_assert_uint_eq(c.invalidated_rkey, victim);
+	ck_assert(!p.sim->node[1].mr[1].valid);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_rc_write_places_data_without_receive_wqe)
+{
+	uint32_t len = sizes[_i];
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	pair_setup(&p, IBV_QPT_RC, 1024);
+	fill(p.buf[0], len, 3);
+	w = wqe(IBV_WR_RDMA_WRITE, 8, p.buf[0], len, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 100;
+	w.rkey = p.key[1];
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.opcode, IBV_WC_RDMA_WRITE);
+	ck_assert_mem_eq(p.buf[1] + 100, p.buf[0], len);
+	ck_assert_uint_eq(test_cq_count(&p.sim->node[1].rcq[0]), 0);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_rc_write_with_imm_consumes_receive_wqe)
+{
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	pair_setup(&p, IBV_QPT_RC, 1024);
+	fill(p.buf[0], 5000, 4);
+	sim_post_recv(&p.sim->node[1], 0, 77, NULL, 0, 0);
+	w = wqe(IBV_WR_RDMA_WRITE_WITH_IMM, 8, p.buf[0], 5000, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
+	w.rkey = p.key[1];
+	w.imm = rte_cpu_to_be_32(42);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(c.wr_id, 77);
+	ck_assert_uint_eq(c.byte_len, 5000);
+	ck_assert_uint_eq(rte_be_to_cpu_32(c.imm), 42);
+	ck_assert_mem_eq(p.buf[1], p.buf[0], 5000);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_rc_read_fetches_every_size)
+{
+	uint32_t len = sizes[_i];
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	pair_setup(&p, IBV_QPT_RC, 1024);
+	fill(p.buf[1], len, 9);
+	w = wqe(IBV_WR_RDMA_READ, 11, p.buf[0] + 8, len, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
+	w.rkey = p.key[1];
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.opcode, IBV_WC_RDMA_READ);
+	ck_assert_uint_eq(c.byte_len, len);
+	ck_assert_mem_eq(p.buf[0] + 8, p.buf[1], len);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_rc_atomics_return_original_and_update_target)
+{
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+	uint64_t *target, *result;
+
+	pair_setup(&p, IBV_QPT_RC, 1024);
+	target = (uint64_t *)(void *)(p.buf[1] + 64);
+	result = (uint64_t *)(void *)p.buf[0];
+	*target = 1000;
+
+	w = wqe(IBV_WR_ATOMIC_FETCH_AND_ADD, 1, result, 8, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)target;
+	w.rkey = p.key[1];
+	w.compare_add = 5;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	w = wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 2, result + 1, 8, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)target;
+	w.rkey = p.key[1];
+	w.compare_add = 1005;
+	w.swap = 77;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	w = wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 3, result + 2, 8, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)target;
+	w.rkey = p.key[1];
+	w.compare_add = 1005;	/* no longer equal: no swap */
+	w.swap = 99;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 3));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.opcode, IBV_WC_FETCH_ADD);
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.opcode, IBV_WC_COMP_SWAP);
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(result[0], 1000);
+	ck_assert_uint_eq(result[1], 1005);
+	ck_assert_uint_eq(result[2], 77);
+	ck_assert_uint_eq(*target, 77);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_unsignaled_sends_complete_silently_in_order)
+{
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+	int i;
+
+	pair_setup(&p, IBV_QPT_RC, 1024);
+	for (i = 0; i < 10; i++) {
+		sim_post_recv(&p.sim->node[1], 0, (uint64_t)i, p.buf[1] + i * 100, 100, p.key[1]);
+		w = wqe(IBV_WR_SEND, (uint64_t)i, p.buf[0], 50, p.key[0]);
+		if (i != 9)
+			w.flags = 0;
+		droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	}
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 10));
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.wr_id, 9);
+	ck_assert(!sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_inline_send_carries_its_own_bytes)
+{
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	pair_setup(&p, IBV_QPT_RC, 256);
+	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 4096, p.key[1]);
+	w = wqe(IBV_WR_SEND, 1, NULL, 200, 0);
+	w.flags |= IBV_SEND_INLINE;
+	w.num_sge = 0;
+	fill(w.inline_data, 200, 5);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.byte_len, 200);
+	ck_assert_mem_eq(p.buf[1], w.inline_data, 200);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_uc_send_and_write_without_acks)
+{
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	pair_setup(&p, IBV_QPT_UC, 1024);
+	fill(p.buf[0], 3000, 6);
+	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 4096, p.key[1]);
+	sim_post_recv(&p.sim->node[1], 0, 2, NULL, 0, 0);
+	w = wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 3000, p.key[0]);
+	w.imm = rte_cpu_to_be_32(1);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	w = wqe(IBV_WR_RDMA_WRITE_WITH_IMM, 2, p.buf[0], 2500, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 8192;
+	w.rkey = p.key[1];
+	w.imm = rte_cpu_to_be_32(2);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 2));
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 2));
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.opcode, IBV_WC_RECV);
+	ck_assert_uint_eq(c.byte_len, 3000);
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_mem_eq(p.buf[1], p.buf[0], 3000);
+	ck_assert_mem_eq(p.buf[1] + 8192, p.buf[0], 2500);
+	/* no ACKs on UC: only the requests crossed the link */
+	ck_assert_uint_eq(p.sim->frames_sent, 3 + 3);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_ud_send_prepends_grh_and_reports_source)
+{
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	pair_setup(&p, IBV_QPT_UD, 1024);
+	fill(p.buf[0], 1000, 8);
+	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 2048, p.key[1]);
+	w = wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 1000, p.key[0]);
+	sim_av(p.sim, 0, 1, &w.ud.av);
+	w.ud.qpn = p.sim->node[1].qp[0].attr.qpn;
+	w.ud.qkey = 0x1234;
+	w.imm = rte_cpu_to_be_32(3);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.byte_len, 1040);
+	ck_assert_uint_eq(c.src_qp, p.sim->node[0].qp[0].attr.qpn);
+	ck_assert_uint_eq(c.wc_flags, IBV_WC_GRH | IBV_WC_WITH_IMM);
+	/* IPv4: 20 zero bytes, then the IPv4 header with the sender's address */
+	ck_assert_uint_eq(p.buf[1][0], 0);
+	ck_assert_uint_eq(p.buf[1][20], 0x45);
+	ck_assert_mem_eq(p.buf[1] + 20 + 12, p.sim->node[0].gid + 12, 4);
+	ck_assert_mem_eq(p.buf[1] + 40, p.buf[0], 1000);
+	pair_teardown(&p);
+}
+END_TEST
+
+START_TEST(test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own)
+{
+	struct pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	pair_setup(&p, IBV_QPT_UD, 1024);
+	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 2048, p.key[1]);
+	w = wqe(IBV_WR_SEND, 1, p.buf[0], 10, p.key[0]);
+	sim_av(p.sim, 0, 1, &w.ud.av);
+	w.ud.qpn = p.sim->node[1].qp[0].attr.qpn;
+	w.ud.qkey = 0x1235;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	sim_run(p.sim, test_cq_reached, &(struct test_wait_cq){ &p.sim->node[1].rcq[0], 1 },
+		p.sim->now + 1000000);
+	ck_assert_uint_eq(test_cq_count(&p.sim->node[1].rcq[0]), 0);
+	ck_assert_uint_eq(p.sim->node[1].qp[0].cnt[DROCE_TQP_CNT_DROP_QKEY], 1);
+	/* a controlled Q_Key (high bit set) sends the QP's own, 0x1234 */
+	w.ud.qkey = 0x80000000u;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	pair_teardown(&p);
+}
+END_TEST
+
+TCase *
+tcase_transport_ops(void)
+{
+	TCase *tc = tcase_create("ops");
+
+	tcase_add_loop_test(tc, test_rc_send_delivers_every_size_intact, 0, DROCE_DIM(sizes));
+	tcase_add_test(tc, test_rc_send_with_imm_and_inv_report_flags);
+	tcase_add_loop_test(tc, test_rc_write_places_data_without_receive_wqe, 0, DROCE_DIM(sizes));
+	tcase_add_test(tc, test_rc_write_with_imm_consumes_receive_wqe);
+	tcase_add_loop_test(tc, test_rc_read_fetches_every_size, 0, DROCE_DIM(sizes));
+	tcase_add_test(tc, test_rc_atomics_return_original_and_update_target);
+	tcase_add_test(tc, test_unsignaled_sends_complete_silently_in_order);
+	tcase_add_test(tc, test_inline_send_carries_its_own_bytes);
+	tcase_add_test(tc, test_uc_send_and_write_without_acks);
+	tcase_add_test(tc, test_ud_send_prepends_grh_and_reports_source);
+	tcase_add_test(tc, test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own);
+	return tc;
+}
