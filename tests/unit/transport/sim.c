@@ -5,6 +5,7 @@
 /* The simulated link and nodes of sim.h. Single-threaded. */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -411,6 +412,29 @@ sim_next_timer(struct sim *sim)
 	return t;
 }
 
+static void
+sim_dump(struct sim *sim)
+{
+	int s;
+	unsigned int i;
+
+	fprintf(stderr, "sim stuck at %lu ns\n", (unsigned long)sim->now);
+	for (s = 0; s < 2; s++)
+		for (i = 0; i < SIM_MAX_QP; i++) {
+			struct droce_tqp *qp = &sim->node[s].qp[i];
+
+			if (qp->ops == NULL)
+				continue;
+			fprintf(stderr, " n%d qp%u st %d post %u req.idx %u psn %u max %u off %u rd %u"
+				" comp.idx %u psn %u timer %lu rnr %lu | epsn %u nak %d ack %d\n",
+				s, i, qp->state, qp->sq_post, qp->req.idx, qp->req.psn,
+				qp->req.psn_max, qp->req.offset, qp->req.rd_atomic, qp->comp.idx,
+				qp->comp.psn, (unsigned long)qp->comp.timer,
+				(unsigned long)qp->comp.rnr_until, qp->resp.epsn, qp->resp.nak_sent,
+				qp->resp.ack_pending);
+		}
+}
+
 bool
 sim_run(struct sim *sim, bool (*done)(struct sim *sim, void *arg), void *arg, uint64_t limit_ns)
 {
@@ -438,6 +462,11 @@ sim_run(struct sim *sim, bool (*done)(struct sim *sim, void *arg), void *arg, ui
 		}
 		if (done(sim, arg))
 			return true;
+		for (s = 0; s < 2 && work == 0; s++)	/* the step may have posted */
+			for (i = 0; i < SIM_MAX_QP; i++)
+				if (sim->node[s].qp[i].ops != NULL &&
+				    droce_tqp_has_work(&sim->node[s].qp[i]))
+					work++;
 		if (work > 0) {
 			sim->now += 50;		/* time a burst takes */
 		} else {
@@ -445,8 +474,11 @@ sim_run(struct sim *sim, bool (*done)(struct sim *sim, void *arg), void *arg, ui
 
 			if (q->n > 0 && q->heap[0]->t < t)
 				t = q->heap[0]->t;
-			if (t == UINT64_MAX)
-				return done(sim, arg);	/* nothing will ever happen */
+			if (t == UINT64_MAX) {		/* nothing will ever happen */
+				if (getenv("SIM_DEBUG"))
+					sim_dump(sim);
+				return done(sim, arg);
+			}
 			sim->now = t > sim->now ? t : sim->now + 1;
 		}
 	}
