@@ -60,7 +60,8 @@ comp_arm_timer(struct droce_tqp *qp, uint64_t now)
 {
 	uint64_t t = droce_tqp_timeout_ns(qp->attr.timeout);
 
-	qp->comp.timer = t ? now + t : 0;
+	/* a QP that failed meanwhile (say, its CQ overflowed) keeps no timer */
+	qp->comp.timer = t && qp->state != DROCE_TQP_ERR ? now + t : 0;
 }
 
 /* Finish the WQE at comp.idx: a completion if signaled or failed. */

@@ -200,9 +200,8 @@ sim_xmit(void *ctx, struct droce_tqp *qp, struct droce_pkt *pkt, const struct dr
 	if (len < 0)
 		abort();
 	sim->frames_sent++;
-	if (sim->sniff != NULL)
-		sim->sniff(sim, n->id, pkt, sim->sniff_arg);
-	if (chance(sim, sim->link.loss)) {
+	if ((sim->sniff != NULL && sim->sniff(sim, n->id, pkt, sim->sniff_arg)) ||
+	    chance(sim, sim->link.loss)) {
 		sim->frames_lost++;
 		return;
 	}

@@ -70,7 +70,8 @@ struct sim_link {
 	uint64_t reorder_ns;	/* the largest extra delay */
 };
 
-typedef void (*sim_sniff_fn)(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg);
+/* Sees every packet as it is sent; returning true drops it. */
+typedef bool (*sim_sniff_fn)(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg);
 
 struct sim {
 	struct sim_node node[2];

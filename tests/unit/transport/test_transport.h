@@ -6,6 +6,7 @@
 
 #include <check.h>
 
+#include "droce_wire_psn.h"
 #include "sim.h"
 
 TCase *tcase_transport_ops(void);
