@@ -13,4 +13,19 @@
 /** Largest frame the engine builds or accepts: 4096 path MTU + headers + VLAN. */
 #define DROCE_MAX_FRAME_BYTES	4096 + 128
 
+/*
+ * Verbs object limits (lib/verbs). MRs and MWs draw their keys from one
+ * 24-bit index space (index 0 is never handed out), so their sum must stay
+ * below 2^24; the key table costs about 24 bytes per entry.
+ */
+/** Memory regions the engine holds at once (ibv_query_device max_mr). */
+#define DROCE_MAX_MR		65536
+/** Memory windows the engine holds at once (ibv_query_device max_mw). */
+#define DROCE_MAX_MW		16384
+/**
+ * RDMA READ and atomic requests outstanding per QP, as initiator
+ * (max_qp_init_rd_atom) and as responder (max_qp_rd_atom).
+ */
+#define DROCE_MAX_QP_RD_ATOM	16
+
 #endif /* DROCE_CONFIG_H */

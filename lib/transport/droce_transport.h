@@ -90,6 +90,13 @@ struct droce_send_wqe {
 		uint32_t qkey;
 	} ud;
 	uint8_t inline_data[DROCE_MAX_INLINE];	/**< IBV_SEND_INLINE payload */
+	/**
+	 * Set when the owner already executed (BIND_MW) or refused (a bad work
+	 * request) this WQE: it completes in order with local_status and sends
+	 * nothing; a failure moves the QP to the error state (IBA 10.8.3.1).
+	 */
+	bool local_done;
+	uint32_t local_status;		/**< enum ibv_wc_status */
 };
 
 /** A receive work request. */
@@ -111,6 +118,7 @@ struct droce_cqe {
 	uint32_t src_qp;		/**< UD */
 	uint32_t wc_flags;		/**< enum ibv_wc_flags */
 	uint32_t vendor_err;
+	bool solicited;			/**< the message asked for a solicited event */
 };
 
 /** Why memory could not be used; the transport maps each to a NAK or status. */

@@ -459,12 +459,14 @@ comp_timer(struct droce_tqp *qp, uint64_t now)
 	}
 }
 
-/* LOCAL_INV and BIND_MW run when the requester reaches them. */
+/* LOCAL_INV runs when the requester reaches it; others come done. */
 static void
 req_local_op(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 {
 	w->status = IBV_WC_SUCCESS;
-	if (w->wr.opcode == IBV_WR_LOCAL_INV) {
+	if (w->wr.local_done) {
+		w->status = (uint8_t)w->wr.local_status;
+	} else if (w->wr.opcode == IBV_WR_LOCAL_INV) {
 		if (qp->ops->mem_invalidate(qp->ops_ctx, qp, w->wr.inv_rkey, false) != DROCE_MEM_OK)
 			w->status = IBV_WC_LOC_PROT_ERR;
 	} else {
@@ -592,7 +594,7 @@ req_poll(struct droce_tqp *qp, uint64_t now, unsigned int budget)
 		uint32_t op = w->wr.opcode;
 
 		if (qp->req.offset == 0 && w->state == DROCE_SWQE_POSTED) {
-			if (wr_is_local(op)) {
+			if (wr_is_local(op) || w->wr.local_done) {
 				req_local_op(qp, w);
 				continue;
 			}
@@ -603,7 +605,7 @@ req_poll(struct droce_tqp *qp, uint64_t now, unsigned int budget)
 			w->npsn = wr_is_rd_atomic(op) && op != IBV_WR_RDMA_READ ? 1 :
 				  tqp_npsn(w->wr.length, qp->attr.mtu);
 			w->state = DROCE_SWQE_SENDING;
-		} else if (wr_is_local(op)) {
+		} else if (wr_is_local(op) || w->wr.local_done) {
 			qp->req.idx++;		/* already executed before a restart */
 			continue;
 		}

@@ -77,6 +77,7 @@ resp_complete_recv(struct droce_tqp *qp, uint32_t status, uint32_t opcode, uint3
 		c.invalidated_rkey = pkt->ieth_rkey;
 	if (pkt != NULL && qp->attr.type == IBV_QPT_UD)
 		c.src_qp = pkt->deth.sqpn;
+	c.solicited = pkt != NULL && pkt->se;
 	qp->resp.have_rwqe = false;
 	tqp_cq_push(qp, true, &c);
 }

@@ -140,7 +140,9 @@ struct droce_pkt {
 	struct {
 		uint8_t sel;
 		uint8_t plt;
+		uint32_t resv;		/**< 26 reserved bits: 0 to send, kept by parse */
 	} feth;
+	uint8_t cnp_resv[DROCE_CNPPAD_BYTES];	/**< CNP reserved bytes: 0 to send, kept by parse */
 
 	/* where things are in the frame (parse), or will be (build) */
 	uint16_t l3_off;		/**< IP header */

@@ -122,6 +122,8 @@ struct droce_feth {
 #define DROCE_FETH_PLT_MASK	0x0000000fu
 #define DROCE_FETH_SEL_MASK	0x00000030u
 #define DROCE_FETH_SEL_SHIFT	4
+#define DROCE_FETH_RESV_MASK	0xffffffc0u
+#define DROCE_FETH_RESV_SHIFT	6
 
 static_assert(sizeof(struct droce_bth) == DROCE_BTH_BYTES, "BTH is 12 bytes");
 static_assert(alignof(struct droce_bth) == 2, "BTH must tolerate 2 mod 4");
@@ -393,6 +395,16 @@ static inline void
 droce_feth_set_sel(struct droce_feth *h, uint8_t v)
 {
 	h->bits = droce_hdr_withbits_(h->bits, DROCE_FETH_SEL_MASK, DROCE_FETH_SEL_SHIFT, v);
+}
+static inline uint32_t
+droce_feth_resv(const struct droce_feth *h)
+{
+	return droce_hdr_getbits_(h->bits, DROCE_FETH_RESV_MASK, DROCE_FETH_RESV_SHIFT);
+}
+static inline void
+droce_feth_set_resv(struct droce_feth *h, uint32_t v)
+{
+	h->bits = droce_hdr_withbits_(h->bits, DROCE_FETH_RESV_MASK, DROCE_FETH_RESV_SHIFT, v);
 }
 
 #endif /* DROCE_WIRE_HDR_H */

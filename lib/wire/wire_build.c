@@ -52,6 +52,7 @@ build_xhdrs(const struct droce_pkt *pkt, const struct droce_opcode_desc *d, uint
 		h->bits = 0;
 		droce_feth_set_sel(h, pkt->feth.sel);
 		droce_feth_set_plt(h, pkt->feth.plt);
+		droce_feth_set_resv(h, pkt->feth.resv);
 	}
 	if (d->xhdrs & DROCE_XH(RETH)) {
 		struct droce_reth *h = (void *)(x + d->off[DROCE_X_RETH]);
@@ -81,8 +82,8 @@ build_xhdrs(const struct droce_pkt *pkt, const struct droce_opcode_desc *d, uint
 		droce_immdt_set_imm((void *)(x + d->off[DROCE_X_IMMDT]), pkt->imm);
 	if (d->xhdrs & DROCE_XH(IETH))
 		droce_ieth_set_rkey((void *)(x + d->off[DROCE_X_IETH]), pkt->ieth_rkey);
-	if (d->xhdrs & DROCE_XH(CNPPAD))	/* reserved: transmitted as zero */
-		memset(x + d->off[DROCE_X_CNPPAD], 0, DROCE_CNPPAD_BYTES);
+	if (d->xhdrs & DROCE_XH(CNPPAD))	/* reserved: zero unless rebuilding a parsed CNP */
+		memcpy(x + d->off[DROCE_X_CNPPAD], pkt->cnp_resv, DROCE_CNPPAD_BYTES);
 }
 
 static void

@@ -204,6 +204,7 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 
 		pkt->feth.sel = droce_feth_sel(h);
 		pkt->feth.plt = droce_feth_plt(h);
+		pkt->feth.resv = droce_feth_resv(h);
 	}
 	if (d->xhdrs & DROCE_XH(RETH)) {
 		const struct droce_reth *h = (const void *)(x + d->off[DROCE_X_RETH]);
@@ -232,6 +233,8 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->imm = droce_immdt_imm((const void *)(x + d->off[DROCE_X_IMMDT]));
 	if (d->xhdrs & DROCE_XH(IETH))
 		pkt->ieth_rkey = droce_ieth_rkey((const void *)(x + d->off[DROCE_X_IETH]));
+	if (d->xhdrs & DROCE_XH(CNPPAD))
+		memcpy(pkt->cnp_resv, x + d->off[DROCE_X_CNPPAD], DROCE_CNPPAD_BYTES);
 }
 
 enum droce_wire_drop

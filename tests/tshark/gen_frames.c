@@ -18,12 +18,15 @@
  * never reaches tshark.
  *
  * The manifest has one line per frame:
- *   frame opcode qpn psn family vlan payload_len padcnt name
- * frame counts from 1 as tshark does; opcode, qpn and psn are hex.
+ *   frame opcode qpn psn family vlan payload_len padcnt name [field=value ...]
+ * frame counts from 1 as tshark does; opcode, qpn and psn are hex. The
+ * field=value pairs (hex) are the other BTH fields and those of each
+ * extension header the opcode carries, named hdr.field after struct droce_pkt.
  * Single-threaded; exits 0 on success, 1 on any error.
  */
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +46,7 @@ enum variant {
 	VAR_VLAN_IPV6 = DROCE_PKT_F_VLAN | DROCE_PKT_F_IPV6,
 };
 
-/* Opcodes that also get the IPv6, VLAN and VLAN + IPv6 variants. */
+/* Frames beyond the IPv4 one per opcode: a few opcodes again over IPv6, 802.1Q or both. */
 static const struct {
 	uint8_t opcode;
 	uint32_t flags;
@@ -140,7 +143,7 @@ fill_pkt(struct droce_pkt *pkt, uint8_t opcode, uint32_t flags, unsigned int n, 
 	pkt->udp_csum = 0;
 
 	pkt->opcode = opcode;
-	pkt->se = (d->flags & DROCE_OPF_END) && (d->flags & DROCE_OPF_REQ) && (n & 1);
+	pkt->se = (d->flags & DROCE_OPF_RECV_COMP) && (n & 1);
 	pkt->mig = true;
 	pkt->payload_len = plen;
 	pkt->padcnt = droce_pad_bytes(plen);
@@ -160,11 +163,45 @@ fill_pkt(struct droce_pkt *pkt, uint8_t opcode, uint32_t flags, unsigned int n, 
 	pkt->atmeth.rkey = 0x00beef00u + n;
 	pkt->atmeth.swap_add = 0x0102030405060708ull;
 	pkt->atmeth.cmp = 0x1112131415161718ull;
-	pkt->aeth.syndrome = droce_aeth_syn_ack(DROCE_AETH_CREDITS_UNLIMITED);
+	pkt->aeth.syndrome = droce_aeth_syn_ack((uint8_t)(n & DROCE_AETH_VALUE_MASK));
 	pkt->aeth.msn = 0x000100 + n;
 	pkt->atmack_orig = 0x2122232425262728ull;
 	pkt->imm = htonl(0xc0de0000u + n);
 	pkt->ieth_rkey = 0x00dead00u + n;
+}
+
+/* One manifest line: what tshark_agree.py expects tshark to decode. */
+static void
+manifest_line(FILE *m, unsigned int frame, const struct droce_pkt *pkt,
+	      const struct droce_opcode_desc *d)
+{
+	fprintf(m, "%u 0x%02x 0x%06x 0x%06x %s %s %u %u %s", frame, pkt->opcode,
+		pkt->dqpn, pkt->psn, (pkt->flags & DROCE_PKT_F_IPV6) ? "ipv6" : "ipv4",
+		(pkt->flags & DROCE_PKT_F_VLAN) ? "vlan" : "novlan",
+		pkt->payload_len, pkt->padcnt, d->name);
+	fprintf(m, " bth.se=%x bth.mig=%x bth.tver=%x bth.pkey=0x%04x bth.ackreq=%x",
+		pkt->se, pkt->mig, pkt->tver, pkt->pkey, pkt->ackreq);
+	if (d->xhdrs & DROCE_XH(DETH))
+		fprintf(m, " deth.qkey=0x%08x deth.sqpn=0x%06x", pkt->deth.qkey, pkt->deth.sqpn);
+	if (d->xhdrs & DROCE_XH(FETH))
+		fprintf(m, " feth.sel=%x feth.plt=%x", pkt->feth.sel, pkt->feth.plt);
+	if (d->xhdrs & DROCE_XH(RETH))
+		fprintf(m, " reth.va=0x%016" PRIx64 " reth.rkey=0x%08x reth.len=0x%x",
+			pkt->reth.va, pkt->reth.rkey, pkt->reth.len);
+	if (d->xhdrs & DROCE_XH(ATMETH))
+		fprintf(m, " atmeth.va=0x%016" PRIx64 " atmeth.rkey=0x%08x"
+			" atmeth.swap_add=0x%016" PRIx64 " atmeth.cmp=0x%016" PRIx64,
+			pkt->atmeth.va, pkt->atmeth.rkey, pkt->atmeth.swap_add, pkt->atmeth.cmp);
+	if (d->xhdrs & DROCE_XH(AETH))
+		fprintf(m, " aeth.syndrome=0x%02x aeth.msn=0x%06x",
+			pkt->aeth.syndrome, pkt->aeth.msn);
+	if (d->xhdrs & DROCE_XH(ATMACK))
+		fprintf(m, " atmack.orig=0x%016" PRIx64, pkt->atmack_orig);
+	if (d->xhdrs & DROCE_XH(IMMDT))
+		fprintf(m, " immdt.imm=0x%08x", ntohl(pkt->imm));
+	if (d->xhdrs & DROCE_XH(IETH))
+		fprintf(m, " ieth.rkey=0x%08x", pkt->ieth_rkey);
+	fprintf(m, "\n");
 }
 
 static int
@@ -206,11 +243,7 @@ emit(struct gen *g, uint8_t opcode, uint32_t flags)
 	pcap_dump((u_char *)g->dumper, &ph, frame);
 
 	g->nframes++;
-	fprintf(g->manifest, "%u 0x%02x 0x%06x 0x%06x %s %s %u %u %s\n",
-		g->nframes, opcode, pkt.dqpn, pkt.psn,
-		(flags & DROCE_PKT_F_IPV6) ? "ipv6" : "ipv4",
-		(flags & DROCE_PKT_F_VLAN) ? "vlan" : "novlan",
-		plen, pkt.padcnt, d->name);
+	manifest_line(g->manifest, g->nframes, &pkt, d);
 	return 0;
 }
 

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+#ifndef DROCE_CTRL_H
+#define DROCE_CTRL_H
+
+/**
+ * @file
+ * The control protocol between the verbs shim and droced: one
+ * SOCK_SEQPACKET unix socket per verbs context, one request and one reply
+ * per message, file descriptors (memfd, eventfd) passed with SCM_RIGHTS.
+ * Plain C, no DPDK: both sides compile it.
+ *
+ * Every message starts with struct droce_ctrl_hdr. Request bodies are
+ * struct droce_ctrl_<name>_req, reply bodies struct droce_ctrl_<name>_rep
+ * after a status (0 or a positive errno, as rdma-core's verbs return).
+ * Where rdma-core already defines a plain-data struct (ibv_device_attr,
+ * ibv_port_attr, ibv_qp_attr, ibv_ah_attr, ibv_srq_attr) it is carried
+ * as is: both sides compile against the same rdma-core headers.
+ *
+ * Events travel on pipes the client creates and whose write ends it hands
+ * over: HELLO carries the async-event pipe (the daemon writes one struct
+ * droce_ctrl_event per event; the read end is ibv_context.async_fd), and
+ * CREATE_CQ the pipe of the CQ's completion channel (the daemon writes the
+ * CQ's handle, a uint32_t, once per armed completion). The daemon writes
+ * them non-blocking: a client that does not read loses only its own events.
+ *
+ * The daemon trusts nothing in a request: sizes are checked against the
+ * type's struct, handles against the connection's own objects, enums
+ * against their ranges. A malformed message closes that connection only.
+ */
+
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#define DROCE_CTRL_VERSION	1
+#define DROCE_CTRL_MAX_MSG	4096
+#define DROCE_CTRL_MAX_FDS	3
+#define DROCE_CTRL_SOCKET	"/run/droce/droced.sock"	/**< default; DROCE_SOCKET overrides */
+
+/** Message types: M(sym). Values are stable: add at the end only. */
+#define DROCE_CTRL_MSGS(M) \
+	M(HELLO) \
+	M(QUERY_DEVICE) \
+	M(QUERY_PORT) \
+	M(QUERY_GID) \
+	M(ALLOC_PD) \
+	M(DEALLOC_PD) \
+	M(REG_MR) \
+	M(DEREG_MR) \
+	M(ALLOC_MW) \
+	M(DEALLOC_MW) \
+	M(CREATE_CQ) \
+	M(DESTROY_CQ) \
+	M(CREATE_SRQ) \
+	M(MODIFY_SRQ) \
+	M(QUERY_SRQ) \
+	M(DESTROY_SRQ) \
+	M(CREATE_QP) \
+	M(MODIFY_QP) \
+	M(QUERY_QP) \
+	M(DESTROY_QP) \
+	M(CREATE_AH) \
+	M(DESTROY_AH) \
+	M(ATTACH_MCAST) \
+	M(DETACH_MCAST) \
+	M(REREG_MR)
+
+enum droce_ctrl_type {
+	DROCE_CTRL_NONE = 0,
+#define M(sym) DROCE_CTRL_##sym,
+	DROCE_CTRL_MSGS(M)
+#undef M
+	DROCE_CTRL_TYPE_COUNT
+};
+
+/** Name of a message type ("CREATE_QP"), for logs and droce-ctl. */
+const char *droce_ctrl_type_name(uint32_t type);
+
+struct droce_ctrl_hdr {
+	uint16_t version;	/**< DROCE_CTRL_VERSION */
+	uint16_t type;		/**< enum droce_ctrl_type */
+	uint32_t seq;		/**< echoed in the reply */
+	uint32_t len;		/**< body bytes after this header */
+	int32_t status;		/**< replies: 0 or a positive errno */
+};
+
+/* ---- bodies ---- */
+
+struct droce_ctrl_hello_req {	/* fd: write end of the async-event pipe */
+	uint32_t abi_version;	/**< DROCE_SHM_ABI_VERSION of the client */
+	uint32_t pid;
+};
+struct droce_ctrl_hello_rep {	/* fd: the doorbell ring memfd */
+	uint32_t ctx_handle;
+	uint32_t db_nslots;
+	uint64_t db_map_len;
+	char dev_name[64];
+	uint64_t node_guid;	/**< network order */
+};
+
+struct droce_ctrl_query_device_rep {
+	struct ibv_device_attr attr;
+	/* the extended part of ibv_query_device_ex that droce fills */
+	uint64_t device_cap_flags_ex;
+	uint32_t max_inline_data;
+};
+
+struct droce_ctrl_query_port_req {
+	uint32_t port_num;
+};
+struct droce_ctrl_query_port_rep {
+	struct ibv_port_attr attr;
+};
+
+struct droce_ctrl_query_gid_req {
+	uint32_t port_num;
+	uint32_t index;
+};
+struct droce_ctrl_query_gid_rep {
+	union ibv_gid gid;
+	uint32_t gid_type;	/**< enum ibv_gid_type: IBV_GID_TYPE_ROCE_V2 */
+	uint32_t valid;
+};
+
+struct droce_ctrl_handle {	/* DEALLOC_PD, DEREG_MR, DEALLOC_MW, DESTROY_* */
+	uint32_t handle;
+};
+
+struct droce_ctrl_alloc_pd_rep {
+	uint32_t pd_handle;
+};
+
+struct droce_ctrl_reg_mr_req {	/* fd: the memfd holding the pages */
+	uint32_t pd_handle;
+	uint32_t access;	/**< enum ibv_access_flags */
+	uint64_t addr;		/**< client virtual address */
+	uint64_t length;
+	uint64_t iova;		/**< address remote peers use (addr unless _iova) */
+	uint64_t fd_offset;	/**< offset of addr in the memfd */
+};
+struct droce_ctrl_reg_mr_rep {
+	uint32_t mr_handle;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+struct droce_ctrl_rereg_mr_req {	/* fd: a new memfd if the range changes */
+	uint32_t mr_handle;
+	uint32_t flags;		/**< enum ibv_rereg_mr_flags */
+	uint32_t pd_handle;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+	uint64_t fd_offset;
+};
+
+struct droce_ctrl_alloc_mw_req {
+	uint32_t pd_handle;
+	uint32_t type;		/**< enum ibv_mw_type */
+};
+struct droce_ctrl_alloc_mw_rep {
+	uint32_t mw_handle;
+	uint32_t rkey;
+};
+
+struct droce_ctrl_create_cq_req {	/* fd: write end of the channel's pipe, if any */
+	uint32_t cqe;
+	uint32_t comp_vector;
+	uint32_t has_channel;
+};
+struct droce_ctrl_create_cq_rep {	/* fd: the CQ ring memfd */
+	uint32_t cq_handle;
+	uint32_t cqe;		/**< usable entries (>= requested) */
+	uint32_t nslots;
+	uint64_t map_len;
+};
+
+struct droce_ctrl_create_srq_req {
+	uint32_t pd_handle;
+	struct ibv_srq_attr attr;
+};
+struct droce_ctrl_create_srq_rep {	/* fd: the SRQ ring memfd */
+	uint32_t srq_handle;
+	struct ibv_srq_attr attr;
+	uint32_t nslots;
+	uint64_t map_len;
+};
+
+struct droce_ctrl_modify_srq_req {
+	uint32_t srq_handle;
+	uint32_t mask;		/**< enum ibv_srq_attr_mask */
+	struct ibv_srq_attr attr;
+};
+
+struct droce_ctrl_query_srq_rep {
+	struct ibv_srq_attr attr;
+};
+
+struct droce_ctrl_create_qp_req {
+	uint32_t pd_handle;
+	uint32_t send_cq_handle;
+	uint32_t recv_cq_handle;
+	uint32_t srq_handle;	/**< 0: none */
+	uint32_t qp_type;	/**< enum ibv_qp_type */
+	uint32_t sq_sig_all;
+	uint32_t create_flags;
+	uint64_t send_ops_flags;	/**< ibv_create_qp_ex IBV_QP_INIT_ATTR_SEND_OPS_FLAGS */
+	struct ibv_qp_cap cap;
+};
+struct droce_ctrl_create_qp_rep {	/* fds: SQ ring, RQ ring (none with an SRQ) */
+	uint32_t qp_handle;
+	uint32_t qp_num;
+	struct ibv_qp_cap cap;	/**< what was granted */
+	uint32_t sq_nslots;
+	uint32_t rq_nslots;
+	uint64_t sq_map_len;
+	uint64_t rq_map_len;
+};
+
+struct droce_ctrl_modify_qp_req {
+	uint32_t qp_handle;
+	uint32_t mask;		/**< enum ibv_qp_attr_mask */
+	struct ibv_qp_attr attr;
+};
+
+struct droce_ctrl_query_qp_req {
+	uint32_t qp_handle;
+	uint32_t mask;
+};
+struct droce_ctrl_query_qp_rep {
+	struct ibv_qp_attr attr;
+	struct ibv_qp_cap cap;
+	uint32_t sq_sig_all;
+};
+
+struct droce_ctrl_create_ah_req {
+	uint32_t pd_handle;
+	struct ibv_ah_attr attr;
+};
+struct droce_ctrl_create_ah_rep {
+	uint32_t ah_handle;
+};
+
+struct droce_ctrl_mcast_req {
+	uint32_t qp_handle;
+	uint16_t lid;
+	union ibv_gid gid;
+};
+
+/** One asynchronous event, as written on the async-event pipe. */
+struct droce_ctrl_event {
+	uint32_t event_type;	/**< enum ibv_event_type */
+	uint32_t handle;	/**< QP, CQ or SRQ handle, or the port number */
+};
+
+/* ---- transport of messages ---- */
+
+/**
+ * Send one message: header (type, seq, status, len filled in from the
+ * arguments) + @p body, with up to DROCE_CTRL_MAX_FDS descriptors.
+ * @return 0, or -errno (-EMSGSIZE if the body is too large).
+ */
+int droce_ctrl_send(int sock, uint16_t type, uint32_t seq, int32_t status, const void *body,
+		    uint32_t len, const int *fds, unsigned int nfds);
+
+/**
+ * Receive one message into @p buf (DROCE_CTRL_MAX_MSG bytes); received
+ * descriptors go to @p fds (unused entries are -1, extra ones closed).
+ * @return body length, 0 for none, -ECONNRESET on end of file, -EPROTO
+ *         for a malformed header (wrong version, length disagreeing with
+ *         the datagram), or another -errno.
+ */
+int droce_ctrl_recv(int sock, struct droce_ctrl_hdr *hdr, void *buf, int *fds,
+		    unsigned int *nfds);
+
+/**
+ * One request and its reply (client side). The reply body must be exactly
+ * @p rep_len bytes unless the status is an error.
+ * @return the reply's status (0 or a positive errno), or a positive errno
+ *         for a transport failure (EPIPE, EPROTO).
+ */
+int droce_ctrl_call(int sock, uint16_t type, const void *req, uint32_t req_len,
+		    const int *fds, unsigned int nfds, void *rep, uint32_t rep_len,
+		    int *rep_fds, unsigned int *rep_nfds);
+
+#endif /* DROCE_CTRL_H */

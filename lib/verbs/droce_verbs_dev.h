@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+#ifndef DROCE_VERBS_DEV_H
+#define DROCE_VERBS_DEV_H
+
+/**
+ * @file
+ * The device: every verbs object of every client, and the glue between
+ * the clients' shared-memory rings, the transports and the port.
+ *
+ * One worker thread owns a device and calls everything here; the control
+ * thread hands each decoded request to it (droced's mailbox), so objects,
+ * keys and transport state have a single writer. Requests come from
+ * untrusted clients: handles are checked against the client's own objects,
+ * values against device limits, and ring contents are copied before use.
+ *
+ * Frames leave through the owner's frame_out callback; frames to one of the
+ * device's own GIDs never reach the wire (loopback queue).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "droce_config.h"
+#include "droce_ctrl.h"
+#include "droce_mcast.h"
+#include "droce_shm.h"
+#include "droce_transport.h"
+#include "droce_verbs_key.h"
+#include "droce_verbs_mr.h"
+#include "droce_verbs_qp_state.h"
+
+#define DROCE_DEV_MAX_GIDS	4
+
+struct droce_dev;
+struct droce_client;
+
+/** Ports and the wire, supplied by the daemon. @p arg is droce_dev_conf.port_arg. */
+struct droce_dev_port_ops {
+	/** Send one packet (headers in @p pkt, payload in @p iov); 0 or -errno (dropped). */
+	int (*frame_out)(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov,
+			 unsigned int n_iov);
+	/** MAC of a GID: 0, or -EAGAIN while resolution is under way. */
+	int (*resolve)(void *arg, const uint8_t gid[16], uint8_t mac[6]);
+	/** The first QP joined / the last QP left a multicast group. */
+	void (*mcast_join)(void *arg, const uint8_t gid[16]);
+	void (*mcast_leave)(void *arg, const uint8_t gid[16]);
+};
+
+struct droce_dev_conf {
+	char name[64];				/**< "droce0" */
+	uint8_t mac[6];
+	uint8_t gid[DROCE_DEV_MAX_GIDS][16];	/**< 0: IPv6 link-local, 1: IPv4, ... */
+	unsigned int n_gids;
+	uint32_t link_mtu;			/**< Ethernet MTU; path MTU follows */
+	uint64_t node_guid;			/**< host order; from the MAC (EUI-64) */
+	uint64_t seed;				/**< key bytes; 0 = random */
+	const struct droce_dev_port_ops *port_ops;
+	void *port_arg;
+};
+
+/** Create a device. @return 0, -EINVAL or -ENOMEM. */
+int droce_dev_create(const struct droce_dev_conf *conf, struct droce_dev **out);
+void droce_dev_destroy(struct droce_dev *dev);
+
+/* ---- clients: one per control connection ---- */
+
+/** Credentials of a client, from SO_PEERCRED and its capabilities. */
+struct droce_client_cred {
+	uint32_t pid;
+	uint32_t uid;
+	uint32_t gid;
+	bool cap_net_raw;	/**< may use privileged Q_Keys (high bit set) */
+};
+
+int droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred,
+			 struct droce_client **out);
+
+/**
+ * The client is gone (closed its socket, exited, was killed, misbehaved):
+ * its QPs go to the error state (peers see errors), then everything it
+ * owned is destroyed and its keys freed.
+ */
+void droce_dev_client_free(struct droce_client *cl);
+
+/**
+ * Handle one control request of @p cl. @p fds are the descriptors that came
+ * with it (the handler takes ownership of those it keeps and closes none it
+ * does not); reply descriptors go to @p rep_fds, owned by the caller after.
+ * @return the reply status: 0 or a positive errno. -EPROTO (negative) means
+ *         the request was malformed: the caller drops the client.
+ */
+int droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr,
+		      const void *body, const int *fds, unsigned int nfds,
+		      void *rep, uint32_t *rep_len, int *rep_fds, unsigned int *rep_nfds);
+
+/** The daemon is stopping: every client gets IBV_EVENT_DEVICE_FATAL. */
+void droce_dev_fatal(struct droce_dev *dev);
+
+/* ---- the worker loop ---- */
+
+/** Take doorbells from every client and feed new WQEs to the transports. */
+unsigned int droce_dev_doorbells(struct droce_dev *dev, uint64_t now);
+
+/** A received RoCEv2 frame (already parsed into @p pkt). */
+void droce_dev_rx(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *frame,
+		  uint64_t now);
+
+/** Let every QP transmit (budget per QP), deliver loopback frames, run timers. */
+unsigned int droce_dev_poll(struct droce_dev *dev, uint64_t now);
+
+/** Counters of the device, for telemetry and droce-ctl. C(sym, description) */
+#define DROCE_DEV_COUNTERS(C) \
+	C(RX_NO_QP,        "packets for a QPN that does not exist") \
+	C(RX_MCAST_NO_GRP, "multicast packets for a group nobody joined") \
+	C(RX_LOOPBACK,     "packets delivered without the wire") \
+	C(TX_NO_NEIGH,     "packets dropped: destination MAC not resolved yet") \
+	C(TX_FAIL,         "packets the port refused") \
+	C(BAD_WQE,         "work requests refused (bad opcode, SGE, key, length)") \
+	C(BAD_RING,        "rings with an impossible index (QP moved to error)") \
+	C(CLIENTS_LOST,    "clients that went away or were dropped")
+
+enum droce_dev_counter {
+#define C(sym, desc) DROCE_DEV_CNT_##sym,
+	DROCE_DEV_COUNTERS(C)
+#undef C
+	DROCE_DEV_CNT_COUNT
+};
+
+extern const char *const droce_dev_counter_name[DROCE_DEV_CNT_COUNT];
+
+/** Snapshot of the counters and object counts (for droce-ctl, tests). */
+struct droce_dev_stats {
+	uint64_t cnt[DROCE_DEV_CNT_COUNT];
+	uint64_t tqp_cnt[DROCE_TQP_CNT_COUNT];	/**< summed over live QPs */
+	uint32_t clients, pds, mrs, mws, cqs, srqs, qps, ahs, mcast_groups;
+};
+
+void droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st);
+
+#endif /* DROCE_VERBS_DEV_H */
