@@ -33,12 +33,13 @@
 	R(NOT_IP,          1, "ethertype is neither IPv4 nor IPv6") \
 	R(NOT_UDP,         1, "IP payload is not UDP") \
 	R(NOT_ROCE_PORT,   1, "UDP destination port is not 4791") \
+	R(IP_FRAG_TAIL,    1, "IPv4 fragment after the first (no UDP header)") \
 	R(TRUNC_L2,        0, "frame shorter than its Ethernet/VLAN header") \
 	R(TRUNC_L3,        0, "frame shorter than its IP header") \
 	R(IP_VERSION,      0, "IP version field disagrees with the ethertype") \
 	R(IPV4_OPTIONS,    0, "IPv4 header carries options") \
 	R(IPV4_CSUM,       0, "IPv4 header checksum is wrong") \
-	R(IP_FRAGMENT,     0, "IP fragment") \
+	R(IP_FRAGMENT,     0, "first fragment of a fragmented RoCEv2 packet") \
 	R(IP_LEN,          0, "IP length exceeds the frame or cannot hold UDP") \
 	R(UDP_LEN,         0, "UDP length disagrees with the IP length") \
 	R(TRUNC_BTH,       0, "UDP payload shorter than BTH and ICRC") \

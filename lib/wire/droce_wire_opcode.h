@@ -62,7 +62,7 @@ enum droce_opf {
 	DROCE_OPF_INV        = 1u << 14,	/**< carries an R_Key to invalidate */
 	DROCE_OPF_START      = 1u << 15,	/**< FIRST or ONLY packet of a message */
 	DROCE_OPF_END        = 1u << 16,	/**< LAST or ONLY packet of a message */
-	DROCE_OPF_RQ_WQE     = 1u << 17,	/**< consumes a receive WQE */
+	DROCE_OPF_RQ_WQE     = 1u << 17,	/**< its message uses a receive WQE (taken at START) */
 	DROCE_OPF_RECV_COMP  = 1u << 18,	/**< completes that receive WQE */
 	DROCE_OPF_CNP        = 1u << 19,	/**< congestion notification */
 };

@@ -62,6 +62,8 @@ droce_aeth_credit_code(uint32_t credits)
 {
 	uint8_t code = 0;
 
+	if (credits == UINT32_MAX)
+		return DROCE_AETH_CREDITS_UNLIMITED;	/* the inverse of droce_aeth_credits(31) */
 	while (code + 1u < DROCE_DIM(credit_count) && credit_count[code + 1] <= credits)
 		code++;
 	return code;

@@ -69,10 +69,11 @@ droce_gid_mcast_mac(const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
 const char *
 droce_gid_str(const uint8_t gid[DROCE_GID_BYTES], char *buf, unsigned int len)
 {
-	if (droce_gid_is_ipv4(gid))
-		inet_ntop(AF_INET, gid + 12, buf, len);
-	else
-		inet_ntop(AF_INET6, gid, buf, len);
+	const char *r = droce_gid_is_ipv4(gid) ? inet_ntop(AF_INET, gid + 12, buf, len) :
+						inet_ntop(AF_INET6, gid, buf, len);
+
+	if (r == NULL && len > 0)
+		buf[0] = '\0';		/* too small: inet_ntop leaves buf untouched */
 	return buf;
 }
 

@@ -23,6 +23,7 @@
 #define ETHERTYPE_VLAN	0x8100
 #define IPPROTO_UDP_	17
 #define IPV4_FRAG_MASK	0x3fff	/* MF flag and fragment offset; DF (0x4000) is fine */
+#define IPV4_FRAG_OFF_MASK 0x1fff	/* fragment offset */
 
 static const struct {
 	const char *sym;
@@ -92,12 +93,15 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 			return DROCE_WIRE_DROP_IP_LEN;
 		if (ip[9] != IPPROTO_UDP_)
 			return DROCE_WIRE_DROP_NOT_UDP;
-		if (load_be16(ip + 6) & IPV4_FRAG_MASK)
-			return DROCE_WIRE_DROP_IP_FRAGMENT;
+		/* a later fragment has no UDP header: nothing says it is RoCE */
+		if (load_be16(ip + 6) & IPV4_FRAG_OFF_MASK)
+			return DROCE_WIRE_DROP_IP_FRAG_TAIL;
 		if (caplen < off + ihl + DROCE_UDP_BYTES)
 			return DROCE_WIRE_DROP_TRUNC_L3;
 		if (load_be16(ip + ihl + 2) != DROCE_ROCEV2_UDP_PORT)
 			return DROCE_WIRE_DROP_NOT_ROCE_PORT;
+		if (load_be16(ip + 6) & IPV4_FRAG_MASK)
+			return DROCE_WIRE_DROP_IP_FRAGMENT;	/* RoCEv2 senders set DF */
 		if (ihl != DROCE_IPV4_BYTES)
 			return DROCE_WIRE_DROP_IPV4_OPTIONS;
 		ip_total = load_be16(ip + 2);

@@ -822,7 +822,7 @@ static const struct {
 	C(ipv4_options, IPV4_OPTIONS),
 	C(ipv4_bad_checksum, IPV4_CSUM),
 	C(ipv4_more_fragments, IP_FRAGMENT),
-	C(ipv4_fragment_offset, IP_FRAGMENT),
+	C(ipv4_fragment_offset, IP_FRAG_TAIL),
 	C(ipv4_ihl_below_5, IP_LEN),
 	C(ipv4_total_too_small_for_udp, IP_LEN),
 	C(ipv4_total_past_the_frame, IP_LEN),
@@ -866,7 +866,7 @@ START_TEST(test_crafted_frame_is_dropped_for_its_defect)	/* _i: case */
 	/* ARP, TCP, other UDP: not RoCEv2 at all, for the port layer to pass on */
 	ck_assert_int_eq(droce_wire_drop_is_foreign(r),
 			 r == DROCE_WIRE_DROP_NOT_IP || r == DROCE_WIRE_DROP_NOT_UDP ||
-			 r == DROCE_WIRE_DROP_NOT_ROCE_PORT);
+			 r == DROCE_WIRE_DROP_NOT_ROCE_PORT || r == DROCE_WIRE_DROP_IP_FRAG_TAIL);
 }
 END_TEST
 
@@ -891,9 +891,10 @@ START_TEST(test_only_non_rocev2_frames_are_foreign)
 	ck_assert(droce_wire_drop_is_foreign(DROCE_WIRE_DROP_NOT_IP));
 	ck_assert(droce_wire_drop_is_foreign(DROCE_WIRE_DROP_NOT_UDP));
 	ck_assert(droce_wire_drop_is_foreign(DROCE_WIRE_DROP_NOT_ROCE_PORT));
+	ck_assert(droce_wire_drop_is_foreign(DROCE_WIRE_DROP_IP_FRAG_TAIL));
 	for (r = 0; r <= DROCE_WIRE_DROP_COUNT; r++)
 		if (r != DROCE_WIRE_DROP_NOT_IP && r != DROCE_WIRE_DROP_NOT_UDP &&
-		    r != DROCE_WIRE_DROP_NOT_ROCE_PORT)
+		    r != DROCE_WIRE_DROP_NOT_ROCE_PORT && r != DROCE_WIRE_DROP_IP_FRAG_TAIL)
 			ck_assert_msg(!droce_wire_drop_is_foreign(r), "%s",
 				      droce_wire_drop_name(r));
 	ck_assert(!droce_wire_drop_is_foreign((enum droce_wire_drop)-1));
