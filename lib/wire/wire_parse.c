@@ -107,8 +107,10 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 		ip_total = load_be16(ip + 2);
 		if (ip_total < DROCE_IPV4_BYTES + DROCE_UDP_BYTES || off + ip_total > wire_len)
 			return DROCE_WIRE_DROP_IP_LEN;
-		/* a correct header sums to 0xffff, checksum included (RFC 1071) */
-		if (rte_raw_cksum(ip, DROCE_IPV4_BYTES) != 0xffff)
+		/* a correct header sums to 0xffff, checksum included (RFC 1071); a
+		 * checksum of 0xffff (-0) is never computed for a non-zero header
+		 * (RFC 1624), so it is refused too and parse stays build's inverse */
+		if (rte_raw_cksum(ip, DROCE_IPV4_BYTES) != 0xffff || (ip[10] & ip[11]) == 0xff)
 			return DROCE_WIRE_DROP_IPV4_CSUM;
 		*udp_off = off + DROCE_IPV4_BYTES;
 		*ip_end = off + ip_total;
