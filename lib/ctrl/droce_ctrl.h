@@ -255,6 +255,16 @@ struct droce_ctrl_event {
 	uint32_t handle;	/**< QP, CQ or SRQ handle, or the port number */
 };
 
+/*
+ * Added by the shim: REREG_MR's reply. The IBA lets a reregistration hand
+ * out new keys (rdma-core's ibv_rereg_mr() reports them in mr->lkey and
+ * mr->rkey), so the daemon says which keys the region has now.
+ */
+struct droce_ctrl_rereg_mr_rep {
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
 /* ---- transport of messages ---- */
 
 /**

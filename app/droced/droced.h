@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+#ifndef DROCED_H
+#define DROCED_H
+
+/*
+ * droced internals: options, the control server (its own thread), the
+ * mailbox through which it hands requests to the worker, and the worker's
+ * poll loop. The worker (the main lcore) owns the device and the port;
+ * the control thread only does socket I/O.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "droce_verbs_dev.h"
+
+enum droced_idle {
+	DROCED_IDLE_BUSY,	/* spin: a dedicated core */
+	DROCED_IDLE_YIELD,	/* sched_yield() on empty polls */
+	DROCED_IDLE_SLEEP,	/* sleep after an idle spell */
+};
+
+struct droced_opts {
+	const char *iface;		/* --iface NAME: net_af_packet on it */
+	const char *port;		/* --port DEVARGS or an EAL port name */
+	const char *socket_path;	/* --socket PATH */
+	const char *config;		/* --config FILE */
+	const char *name;		/* --name droce0 */
+	const char *ipv4[4];		/* --ip ADDR/PFX (IPv4 or IPv6) */
+	const char *ipv6[4];
+	unsigned int n_ipv4, n_ipv6;
+	const char *neigh[16];		/* --neigh IP=MAC static neighbours */
+	unsigned int n_neigh;
+	const char *mac;		/* --mac */
+	uint32_t mtu;			/* --mtu */
+	enum droced_idle idle;		/* --idle */
+	uint32_t sock_mode;		/* --socket-mode 0660 */
+	int sock_gid;			/* --socket-group */
+	uint64_t seed;			/* --seed: key bytes (tests) */
+};
+
+/* A request handed from the control thread to the worker. */
+struct droced_call {
+	void (*fn)(struct droced_call *c);
+	void *arg;
+	_Atomic int done;
+};
+
+struct droced {
+	struct droced_opts opts;
+	struct droce_dev *dev;
+	void *port;			/* struct droce_port */
+	_Atomic(struct droced_call *) mailbox;
+	_Atomic bool stop;
+	int listen_fd;
+};
+
+/* Hand @c to the worker and wait until it ran. Control thread. */
+void droced_call_worker(struct droced *d, struct droced_call *c);
+
+/* Worker: run a pending call, if any. @return true if one ran. */
+bool droced_worker_mailbox(struct droced *d);
+
+/* The control server thread. */
+void *droced_ctrl_thread(void *arg);
+int droced_ctrl_listen(struct droced *d);
+
+/*
+ * The port, wrapped for the worker (droced_port.c): open it from the
+ * options, fill the device's MAC, GIDs and link MTU; receive and hand
+ * RoCEv2 frames to the device; the device's port ops; flush transmits.
+ */
+int droced_port_open(struct droced *d, struct droce_dev_conf *conf);
+unsigned int droced_port_rx(struct droced *d, uint64_t now);
+void droced_port_flush(struct droced *d);
+void droced_port_close(struct droced *d);
+extern const struct droce_dev_port_ops droced_port_ops;
+
+/* DPDK telemetry commands (/droce/...). */
+void droced_telemetry_init(struct droced *d);
+
+/* Options and the config file. @return 0, or -1 after printing why. */
+int droced_opts_parse(struct droced_opts *o, int argc, char **argv);
+
+#endif /* DROCED_H */

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The control server: a SOCK_SEQPACKET listener and one connection per
+ * verbs context, served by one thread with poll(). Each request is handed
+ * to the worker (droced_call_worker), which owns every object; the reply
+ * and its descriptors go back on the same connection. A connection that
+ * closes, errs or sends something malformed loses its client: the worker
+ * tears down everything it owned. Who may connect is the socket file's
+ * owner, group and mode; the client's credentials come from SO_PEERCRED.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rte_log.h>
+
+#include "droce_ctrl.h"
+#include "droced.h"
+
+#define MAX_CONNS 1024
+
+struct conn {
+	int fd;
+	struct droce_client *cl;
+};
+
+void
+droced_call_worker(struct droced *d, struct droced_call *c)
+{
+	struct droced_call *expected = NULL;
+
+	atomic_store(&c->done, 0);
+	/* one call at a time: only this thread posts */
+	while (!atomic_compare_exchange_weak(&d->mailbox, &expected, c))
+		expected = NULL;
+	while (!atomic_load_explicit(&c->done, memory_order_acquire)) {
+		if (atomic_load(&d->stop) && atomic_load(&d->mailbox) == c)
+			break;
+		usleep(20);
+	}
+}
+
+bool
+droced_worker_mailbox(struct droced *d)
+{
+	struct droced_call *c = atomic_load_explicit(&d->mailbox, memory_order_acquire);
+
+	if (c == NULL)
+		return false;
+	c->fn(c);
+	atomic_store(&d->mailbox, NULL);
+	atomic_store_explicit(&c->done, 1, memory_order_release);
+	return true;
+}
+
+int
+droced_ctrl_listen(struct droced *d)
+{
+	const char *path = d->opts.socket_path;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)];
+	char *slash;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "droced: socket path too long: %s\n", path);
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		fprintf(stderr, "droced: cannot listen on %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* like /dev/infiniband/uverbs*: the file's mode and group say who may use us */
+	chmod(path, d->opts.sock_mode);
+	if (d->opts.sock_gid >= 0 && chown(path, (uid_t)-1, (gid_t)d->opts.sock_gid) < 0)
+		fprintf(stderr, "droced: chown %s: %s\n", path, strerror(errno));
+	d->listen_fd = fd;
+	return 0;
+}
+
+/* CAP_NET_RAW (bit 13) in the client's effective set, read from /proc. */
+static bool
+peer_cap_net_raw(pid_t pid, uid_t uid)
+{
+	char path[64], line[256];
+	unsigned long long caps = 0;
+	bool found = false;
+	FILE *f;
+
+	if (uid == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	return found && (caps & (1ull << 13));
+}
+
+struct new_client_call {
+	struct droced_call c;
+	struct droced *d;
+	struct droce_client_cred cred;
+	struct droce_client *cl;
+	int ret;
+};
+
+static void
+do_new_client(struct droced_call *c)
+{
+	struct new_client_call *n = (struct new_client_call *)c;
+
+	n->ret = droce_dev_client_new(n->d->dev, &n->cred, &n->cl);
+}
+
+struct free_client_call {
+	struct droced_call c;
+	struct droce_client *cl;
+};
+
+static void
+do_free_client(struct droced_call *c)
+{
+	droce_dev_client_free(((struct free_client_call *)c)->cl);
+}
+
+struct request_call {
+	struct droced_call c;
+	struct droce_client *cl;
+	struct droce_ctrl_hdr hdr;
+	uint8_t body[DROCE_CTRL_MAX_MSG];
+	int fds[DROCE_CTRL_MAX_FDS];
+	unsigned int nfds;
+	uint8_t rep[DROCE_CTRL_MAX_MSG];
+	uint32_t rep_len;
+	int rep_fds[DROCE_CTRL_MAX_FDS];
+	unsigned int rep_nfds;
+	int status;
+};
+
+static void
+do_request(struct droced_call *c)
+{
+	struct request_call *r = (struct request_call *)c;
+
+	r->status = droce_dev_request(r->cl, &r->hdr, r->body, r->fds, r->nfds, r->rep,
+				      &r->rep_len, r->rep_fds, &r->rep_nfds);
+}
+
+static void
+conn_close(struct droced *d, struct conn *cn)
+{
+	struct free_client_call f = { .c.fn = do_free_client, .cl = cn->cl };
+
+	if (cn->cl != NULL)
+		droced_call_worker(d, &f.c);
+	close(cn->fd);
+	cn->fd = -1;
+	cn->cl = NULL;
+}
+
+static void
+conn_accept(struct droced *d, struct conn *conns)
+{
+	struct new_client_call n = { .c.fn = do_new_client, .d = d };
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+	unsigned int i;
+	int fd;
+
+	fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (i = 0; i < MAX_CONNS && conns[i].fd >= 0; i++)
+		;
+	if (i == MAX_CONNS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0) {
+		close(fd);
+		return;
+	}
+	n.cred.pid = (uint32_t)uc.pid;
+	n.cred.uid = uc.uid;
+	n.cred.gid = uc.gid;
+	n.cred.cap_net_raw = peer_cap_net_raw(uc.pid, uc.uid);
+	droced_call_worker(d, &n.c);
+	if (n.ret < 0) {
+		close(fd);
+		return;
+	}
+	conns[i].fd = fd;
+	conns[i].cl = n.cl;
+}
+
+/* One request from @cn; false if the connection must go. */
+static bool
+conn_serve(struct droced *d, struct conn *cn, struct request_call *r)
+{
+	unsigned int i;
+	int len;
+
+	memset(&r->c, 0, sizeof(r->c));
+	r->c.fn = do_request;
+	r->cl = cn->cl;
+	r->nfds = 0;
+	len = droce_ctrl_recv(cn->fd, &r->hdr, r->body, r->fds, &r->nfds);
+	if (len < 0)
+		return false;
+	droced_call_worker(d, &r->c);
+	for (i = 0; i < r->nfds; i++)		/* the worker dup()ed what it keeps */
+		if (r->fds[i] >= 0)
+			close(r->fds[i]);
+	if (r->status < 0)
+		return false;			/* malformed: this client goes */
+	len = droce_ctrl_send(cn->fd, r->hdr.type, r->hdr.seq, r->status, r->rep,
+			      r->status == 0 ? r->rep_len : 0, r->rep_fds,
+			      r->status == 0 ? r->rep_nfds : 0);
+	for (i = 0; i < r->rep_nfds; i++)
+		close(r->rep_fds[i]);
+	return len == 0;
+}
+
+void *
+droced_ctrl_thread(void *arg)
+{
+	struct droced *d = arg;
+	static struct conn conns[MAX_CONNS];
+	static struct pollfd pfd[MAX_CONNS + 1];
+	struct request_call *r = malloc(sizeof(*r));
+	unsigned int i, n;
+
+	for (i = 0; i < MAX_CONNS; i++)
+		conns[i].fd = -1;
+	while (!atomic_load(&d->stop)) {
+		pfd[0].fd = d->listen_fd;
+		pfd[0].events = POLLIN;
+		for (i = 0, n = 1; i < MAX_CONNS; i++) {
+			pfd[i + 1].fd = conns[i].fd;	/* negative: ignored by poll */
+			pfd[i + 1].events = POLLIN;
+			pfd[i + 1].revents = 0;
+			if (conns[i].fd >= 0)
+				n = i + 2;
+		}
+		if (poll(pfd, n, 200) <= 0)
+			continue;
+		if (pfd[0].revents & POLLIN)
+			conn_accept(d, conns);
+		for (i = 0; i + 1 < n; i++) {
+			if (conns[i].fd < 0 || pfd[i + 1].revents == 0)
+				continue;
+			if (!(pfd[i + 1].revents & POLLIN) || !conn_serve(d, &conns[i], r))
+				conn_close(d, &conns[i]);
+		}
+	}
+	/* shutting down: tell every client, then let them go */
+	for (i = 0; i < MAX_CONNS; i++)
+		if (conns[i].fd >= 0) {
+			shutdown(conns[i].fd, SHUT_RDWR);
+			close(conns[i].fd);
+		}
+	free(r);
+	return NULL;
+}

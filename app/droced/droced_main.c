@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * droced: a DPDK primary process serving RDMA verbs over RoCEv2.
+ *
+ *   droced [EAL options] -- --iface veth0 --ip 10.0.0.1/24 [options]
+ *
+ * The main lcore is the worker: it owns the device and the port and runs
+ * the poll loop (mailbox, doorbells, RX, transports, timers, TX). The
+ * control thread serves the unix socket and hands every request to the
+ * worker. SIGINT/SIGTERM stop both; clients get IBV_EVENT_DEVICE_FATAL.
+ */
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+
+#include "droced.h"
+
+static struct droced droced;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&droced.stop, true);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The poll loop. Idle modes matter on small machines: two busy pollers on
+ * one core starve each other (doc/performance.md). */
+static void
+worker_loop(struct droced *d)
+{
+	unsigned int idle = 0;
+
+	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
+		uint64_t now = now_ns();
+		unsigned int work = 0;
+
+		work += droced_worker_mailbox(d);
+		work += droce_dev_doorbells(d->dev, now);
+		work += droced_port_rx(d, now);
+		work += droce_dev_poll(d->dev, now);
+		droced_port_flush(d);
+		if (work > 0) {
+			idle = 0;
+			continue;
+		}
+		idle++;
+		switch (d->opts.idle) {
+		case DROCED_IDLE_YIELD:
+			sched_yield();
+			break;
+		case DROCED_IDLE_SLEEP:
+			/* after ~1000 empty polls, nap: 20-100 us costs little latency */
+			if (idle > 1000)
+				usleep(idle > 100000 ? 100 : 20);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct droced *d = &droced;
+	struct droce_dev_conf conf;
+	pthread_t ctrl;
+	int ret;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "droced: EAL initialisation failed\n");
+		return 1;
+	}
+	argc -= ret;
+	argv += ret;
+	argv[0] = (char *)"droced";
+	if (droced_opts_parse(&d->opts, argc, argv) < 0)
+		return 2;
+
+	memset(&conf, 0, sizeof(conf));
+	snprintf(conf.name, sizeof(conf.name), "%s", d->opts.name);
+	conf.seed = d->opts.seed;
+	conf.port_ops = &droced_port_ops;
+	conf.port_arg = d;
+	if (droced_port_open(d, &conf) < 0)
+		return 1;
+	ret = droce_dev_create(&conf, &d->dev);
+	if (ret < 0) {
+		fprintf(stderr, "droced: device: %s\n", strerror(-ret));
+		return 1;
+	}
+	if (droced_ctrl_listen(d) < 0)
+		return 1;
+	droced_telemetry_init(d);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	if (pthread_create(&ctrl, NULL, droced_ctrl_thread, d) != 0) {
+		fprintf(stderr, "droced: cannot start the control thread\n");
+		return 1;
+	}
+	printf("droced: %s ready on %s (socket %s)\nREADY\n", conf.name,
+	       d->opts.iface ? d->opts.iface : d->opts.port, d->opts.socket_path);
+	fflush(stdout);
+
+	worker_loop(d);
+
+	droce_dev_fatal(d->dev);	/* clients learn the device is gone */
+	pthread_join(ctrl, NULL);
+	unlink(d->opts.socket_path);
+	droce_dev_destroy(d->dev);
+	droced_port_close(d);
+	rte_eal_cleanup();
+	printf("droced: stopped\n");
+	return 0;
+}

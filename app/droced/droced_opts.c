@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * droced's own options (after EAL's and "--") and the config file, which
+ * holds the same options as "key = value" lines (config/droced.conf).
+ */
+
+#include <getopt.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "droce_ctrl.h"
+#include "droced.h"
+
+static const struct option longopts[] = {
+	{ "iface", required_argument, NULL, 'i' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "ip", required_argument, NULL, 'a' },
+	{ "mac", required_argument, NULL, 'm' },
+	{ "mtu", required_argument, NULL, 'M' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "socket-mode", required_argument, NULL, 'o' },
+	{ "socket-group", required_argument, NULL, 'g' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "neigh", required_argument, NULL, 'N' },
+	{ "idle", required_argument, NULL, 'I' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: droced [EAL options] -- [options]\n"
+		"  --iface NAME        attach to a Linux interface (net_af_packet)\n"
+		"  --port DEVARGS      or use this EAL port / vdev\n"
+		"  --ip ADDR/PFX       an IPv4 or IPv6 address of ours (repeatable)\n"
+		"  --mac MAC           our MAC (default: the interface's)\n"
+		"  --mtu N             Ethernet MTU (default 1500)\n"
+		"  --neigh IP=MAC      a static neighbour (repeatable)\n"
+		"  --socket PATH       control socket (default %s)\n"
+		"  --socket-mode MODE  its permissions, octal (default 0666)\n"
+		"  --socket-group GRP  its group\n"
+		"  --name NAME         device name (default droce0)\n"
+		"  --idle busy|yield|sleep  what the worker does when idle (default busy)\n"
+		"  --config FILE       read these options from FILE (key = value)\n",
+		DROCE_CTRL_SOCKET);
+}
+
+static int parse_config(struct droced_opts *o, const char *path);
+
+static int
+apply(struct droced_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'i':
+		o->iface = arg;
+		break;
+	case 'p':
+		o->port = arg;
+		break;
+	case 'a':
+		if (strchr(arg, ':') != NULL) {
+			if (o->n_ipv6 == DROCE_DIM(o->ipv6))
+				return -1;
+			o->ipv6[o->n_ipv6++] = arg;
+		} else {
+			if (o->n_ipv4 == DROCE_DIM(o->ipv4))
+				return -1;
+			o->ipv4[o->n_ipv4++] = arg;
+		}
+		break;
+	case 'm':
+		o->mac = arg;
+		break;
+	case 'M':
+		o->mtu = (uint32_t)strtoul(arg, NULL, 0);
+		break;
+	case 's':
+		o->socket_path = arg;
+		break;
+	case 'o':
+		o->sock_mode = (uint32_t)strtoul(arg, NULL, 8);
+		break;
+	case 'g': {
+		struct group *g = getgrnam(arg);
+
+		o->sock_gid = g != NULL ? (int)g->gr_gid : atoi(arg);
+		break;
+	}
+	case 'c':
+		return parse_config(o, arg);
+	case 'n':
+		o->name = arg;
+		break;
+	case 'N':
+		if (o->n_neigh == DROCE_DIM(o->neigh))
+			return -1;
+		o->neigh[o->n_neigh++] = arg;
+		break;
+	case 'I':
+		if (strcmp(arg, "busy") == 0)
+			o->idle = DROCED_IDLE_BUSY;
+		else if (strcmp(arg, "yield") == 0)
+			o->idle = DROCED_IDLE_YIELD;
+		else if (strcmp(arg, "sleep") == 0)
+			o->idle = DROCED_IDLE_SLEEP;
+		else
+			return -1;
+		break;
+	case 'S':
+		o->seed = strtoull(arg, NULL, 0);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* "key = value" lines, '#' comments; keys are the long option names. */
+static int
+parse_config(struct droced_opts *o, const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int lineno = 0;
+
+	if (f == NULL) {
+		perror(path);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *k = line, *v, *e;
+		const struct option *opt;
+
+		lineno++;
+		k += strspn(k, " \t");
+		if (*k == '#' || *k == '\n' || *k == '\0')
+			continue;
+		v = strchr(k, '=');
+		if (v == NULL)
+			goto bad;
+		*v++ = '\0';
+		for (e = v + strlen(v); e > v && strchr(" \t\r\n", e[-1]); e--)
+			e[-1] = '\0';
+		v += strspn(v, " \t");
+		for (e = k + strlen(k); e > k && strchr(" \t", e[-1]); e--)
+			e[-1] = '\0';
+		for (opt = longopts; opt->name != NULL; opt++)
+			if (strcmp(opt->name, k) == 0)
+				break;
+		if (opt->name == NULL || opt->has_arg != required_argument ||
+		    apply(o, opt->val, strdup(v)) < 0)
+			goto bad;
+	}
+	fclose(f);
+	return 0;
+bad:
+	fprintf(stderr, "droced: %s:%d: bad line\n", path, lineno);
+	fclose(f);
+	return -1;
+}
+
+int
+droced_opts_parse(struct droced_opts *o, int argc, char **argv)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->socket_path = getenv("DROCE_SOCKET") ? getenv("DROCE_SOCKET") : DROCE_CTRL_SOCKET;
+	o->name = "droce0";
+	o->mtu = 1500;
+	o->sock_mode = 0666;
+	o->sock_gid = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == 'h' || apply(o, c, optarg) < 0) {
+			usage();
+			return -1;
+		}
+	}
+	if (optind < argc || (o->iface == NULL && o->port == NULL) ||
+	    (o->n_ipv4 == 0 && o->n_ipv6 == 0)) {
+		usage();
+		return -1;
+	}
+	return 0;
+}

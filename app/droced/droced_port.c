@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * droced's side of the port (pmd/droce_port.h): open it from the options
+ * and derive the device's MAC, GIDs and MTU; the worker's RX (parse, hand
+ * to the device) and TX (frames built straight into mbufs, sent in
+ * bursts); the port ops the device calls. Worker thread only.
+ */
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "droce_port.h"
+#include "droce_wire_gid.h"
+#include "droced.h"
+
+#define BURST 32
+
+struct port_state {
+	struct droce_port *port;
+	struct rte_mbuf *tx[BURST];
+	unsigned int n_tx;
+	uint64_t rx_bad[DROCE_WIRE_DROP_COUNT];
+	uint8_t linear[DROCE_MAX_FRAME_BYTES];
+};
+
+static struct port_state ps;
+
+int
+droced_port_open(struct droced *d, struct droce_dev_conf *conf)
+{
+	const struct droced_opts *o = &d->opts;
+	struct droce_port_conf pc;
+	struct droce_port_info info;
+	unsigned int i;
+	int ret;
+
+	droce_port_conf_init(&pc);
+	if (o->iface != NULL)
+		ret = droce_port_conf_iface(&pc, o->iface);
+	else
+		ret = snprintf(pc.devargs, sizeof(pc.devargs), "%s", o->port) < 0 ? -1 : 0;
+	for (i = 0; ret == 0 && i < o->n_ipv4; i++)
+		ret = droce_port_conf_add_ip(&pc, o->ipv4[i]);
+	for (i = 0; ret == 0 && i < o->n_ipv6; i++)
+		ret = droce_port_conf_add_ip(&pc, o->ipv6[i]);
+	for (i = 0; ret == 0 && i < o->n_neigh; i++)
+		ret = droce_port_conf_add_neigh(&pc, o->neigh[i]);
+	if (ret == 0 && o->mac != NULL)
+		ret = droce_port_conf_set_mac(&pc, o->mac);
+	if (ret < 0) {
+		fprintf(stderr, "droced: bad port options\n");
+		return -1;
+	}
+	pc.ipv6_link_local = true;
+	if (o->mtu)
+		pc.mtu = (uint16_t)o->mtu;
+	ret = droce_port_open(&pc, &ps.port);
+	if (ret < 0 || droce_port_info(ps.port, &info) < 0) {
+		fprintf(stderr, "droced: cannot open the port: %s\n", strerror(-ret));
+		return -1;
+	}
+	d->port = ps.port;
+
+	/* GID 0: the IPv6 link-local address; 1: the first IPv4; then the rest */
+	memcpy(conf->mac, info.mac, 6);
+	conf->link_mtu = info.mtu;
+	conf->n_gids = 0;
+	for (i = 0; i < info.n_ipv6 && conf->n_gids < 1; i++)
+		if (info.ipv6[i].addr[0] == 0xfe && (info.ipv6[i].addr[1] & 0xc0) == 0x80)
+			memcpy(conf->gid[conf->n_gids++], info.ipv6[i].addr, 16);
+	for (i = 0; i < info.n_ipv4 && conf->n_gids < DROCE_DEV_MAX_GIDS; i++)
+		droce_gid_from_ipv4(conf->gid[conf->n_gids++], info.ipv4[i].addr);
+	for (i = 0; i < info.n_ipv6 && conf->n_gids < DROCE_DEV_MAX_GIDS; i++)
+		if (!(info.ipv6[i].addr[0] == 0xfe && (info.ipv6[i].addr[1] & 0xc0) == 0x80))
+			memcpy(conf->gid[conf->n_gids++], info.ipv6[i].addr, 16);
+	/* node GUID from the MAC, EUI-64 as every RoCE device does */
+	conf->node_guid = (uint64_t)(info.mac[0] ^ 0x02) << 56 | (uint64_t)info.mac[1] << 48 |
+			  (uint64_t)info.mac[2] << 40 | 0xfffeull << 24 |
+			  (uint64_t)info.mac[3] << 16 | (uint64_t)info.mac[4] << 8 | info.mac[5];
+	return 0;
+}
+
+void
+droced_port_close(struct droced *d)
+{
+	(void)d;
+	droce_port_close(ps.port);
+}
+
+unsigned int
+droced_port_rx(struct droced *d, uint64_t now)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint16_t n = droce_port_rx_burst(ps.port, pkts, BURST), i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint32_t len = rte_pktmbuf_pkt_len(m);
+		struct droce_pkt pkt;
+		enum droce_wire_drop r;
+
+		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
+			if (len > sizeof(ps.linear)) {
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			frame = rte_pktmbuf_read(m, 0, len, ps.linear);
+		}
+		r = droce_pkt_parse(&pkt, frame, len, len);
+		if (r == DROCE_WIRE_OK)
+			droce_dev_rx(d->dev, &pkt, frame, now);
+		else
+			ps.rx_bad[r]++;
+		rte_pktmbuf_free(m);
+	}
+	return n;
+}
+
+void
+droced_port_flush(struct droced *d)
+{
+	uint16_t sent;
+
+	(void)d;
+	if (ps.n_tx == 0)
+		return;
+	sent = droce_port_tx_burst(ps.port, ps.tx, (uint16_t)ps.n_tx);
+	(void)sent;			/* the port freed and counted what it refused */
+	ps.n_tx = 0;
+}
+
+static int
+port_frame_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov)
+{
+	struct rte_mbuf *m = droce_port_alloc(ps.port);
+	int len;
+
+	if (m == NULL)
+		return -ENOBUFS;
+	len = droce_tqp_frame_build(pkt, iov, n_iov, rte_pktmbuf_mtod(m, uint8_t *),
+				    rte_pktmbuf_tailroom(m));
+	if (len < 0) {
+		rte_pktmbuf_free(m);
+		return len;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	ps.tx[ps.n_tx++] = m;
+	if (ps.n_tx == BURST)
+		droced_port_flush(arg);
+	return 0;
+}
+
+static int
+port_resolve(void *arg, const uint8_t gid[16], uint8_t mac[6])
+{
+	(void)arg;
+	return droce_port_resolve(ps.port, gid, mac);
+}
+
+static void
+port_mcast_join(void *arg, const uint8_t gid[16])
+{
+	(void)arg;
+	droce_port_mcast_join(ps.port, gid);
+}
+
+static void
+port_mcast_leave(void *arg, const uint8_t gid[16])
+{
+	(void)arg;
+	droce_port_mcast_leave(ps.port, gid);
+}
+
+const struct droce_dev_port_ops droced_port_ops = {
+	.frame_out = port_frame_out,
+	.resolve = port_resolve,
+	.mcast_join = port_mcast_join,
+	.mcast_leave = port_mcast_leave,
+};

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * DPDK telemetry commands of droced (read them with droce-ctl or
+ * dpdk-telemetry.py): /droce/stats, counters and object counts of the
+ * device, including every drop reason. The callback runs on DPDK's
+ * telemetry thread; it takes its snapshot through the worker's mailbox, so
+ * it never reads state the worker is changing.
+ */
+
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "droced.h"
+
+static struct droced *tel_droced;
+
+struct stats_call {
+	struct droced_call c;
+	struct droced *d;
+	struct droce_dev_stats st;
+};
+
+static void
+do_stats(struct droced_call *c)
+{
+	struct stats_call *s = (struct stats_call *)c;
+
+	droce_dev_stats(s->d->dev, &s->st);
+}
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct stats_call s = { .c.fn = do_stats, .d = tel_droced };
+	unsigned int i;
+
+	(void)cmd;
+	(void)params;
+	droced_call_worker(tel_droced, &s.c);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "clients", s.st.clients);
+	rte_tel_data_add_dict_u64(d, "pds", s.st.pds);
+	rte_tel_data_add_dict_u64(d, "mrs", s.st.mrs);
+	rte_tel_data_add_dict_u64(d, "mws", s.st.mws);
+	rte_tel_data_add_dict_u64(d, "cqs", s.st.cqs);
+	rte_tel_data_add_dict_u64(d, "srqs", s.st.srqs);
+	rte_tel_data_add_dict_u64(d, "qps", s.st.qps);
+	rte_tel_data_add_dict_u64(d, "ahs", s.st.ahs);
+	rte_tel_data_add_dict_u64(d, "mcast_groups", s.st.mcast_groups);
+	for (i = 0; i < DROCE_DEV_CNT_COUNT; i++)
+		rte_tel_data_add_dict_u64(d, droce_dev_counter_name[i], s.st.cnt[i]);
+	for (i = 0; i < DROCE_TQP_CNT_COUNT; i++)
+		rte_tel_data_add_dict_u64(d, droce_tqp_counter_name[i], s.st.tqp_cnt[i]);
+	return 0;
+}
+
+void
+droced_telemetry_init(struct droced *d)
+{
+	tel_droced = d;
+	rte_telemetry_register_cmd("/droce/stats", tel_stats,
+				   "droce device counters and object counts. No parameters");
+}

@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Registered memory is shared memory (DESIGN decision 4).
+ *
+ * The daemon can only reach memory it can map, so ibv_reg_mr() moves the
+ * pages under a registration onto a memfd the daemon is handed, keeping
+ * their addresses and contents: the pages are copied into the file and the
+ * file is mapped MAP_SHARED | MAP_FIXED over the same range. One memfd
+ * serves the whole process, and a page at virtual address A always lives at
+ * file offset A (the file is sparse, sized to the whole address space), so
+ * any two registrations that overlap or touch share pages without any
+ * bookkeeping of which file holds what, and REG_MR's fd_offset is simply
+ * the address.
+ *
+ * /proc/self/maps is the truth about what is where: a VMA of our memfd
+ * whose file offset equals its address is already shared (it stays so even
+ * after brk or munmap games, because those remove the VMA and we look
+ * again). Private memory (heap, stack, anonymous mmap, private file
+ * mappings, private hugetlb) is moved. Shared file mappings (shm_open, an
+ * application's own memfd, a shared file) are not moved: their own file is
+ * found (an open descriptor with the same device and inode, the path, or
+ * /proc/self/map_files) and passed as it is; without one, EOPNOTSUPP.
+ *
+ * A registry counts registrations per page range. When the last one over a
+ * range goes, its pages are copied back to private anonymous memory (so
+ * munmap/free release memory again) and punched out of the memfd.
+ *
+ * The copy and the remap run on a private stack (makecontext/swapcontext):
+ * a buffer on the caller's stack may share a page with our own frames, and
+ * a frame written between the copy and the remap would be lost. Writes by
+ * other threads to the same pages in that window are lost too: that is the
+ * documented race (doc/user-guide.md), as rdma-core documents fork.
+ *
+ * fork(): the child would share the moved pages with its parent. A
+ * pthread_atfork child handler copies every moved range back to private
+ * memory in the child, which gives it the copy-on-fork semantics of a
+ * modern kernel (hence ibv_is_fork_initialized() says IBV_FORK_UNNEEDED).
+ *
+ * Everything here runs under mem_lock; any thread may call in.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "shim_priv.h"
+
+/*
+ * Size of the sparse memfd: every user address must be a valid offset.
+ * x86-64 with 5-level paging has 56-bit user addresses; tmpfs allows files
+ * up to 2^63 bytes and allocates nothing for holes.
+ */
+#define MEM_FILE_BYTES		(1ull << 57)
+#define MEM_HUGE_ALIGN		(2ul << 20)	/* a private hugetlb VMA moves in 2 MiB units */
+#define MEM_ALT_STACK_BYTES	(256ul << 10)
+#define MEM_PWRITE_CHUNK	(1ul << 30)
+
+struct mem_vma {
+	uintptr_t start, end;
+	uint64_t off;
+	unsigned int major, minor;
+	uint64_t ino;
+	int prot;
+	bool shared;
+	bool hugetlb;
+	bool special;			/* [vdso], [vvar], [vsyscall]: never */
+	char path[256];
+};
+
+struct mem_ival {
+	uintptr_t lo, hi;
+	uint32_t refs;
+};
+
+enum mem_op_kind { MEM_OP_MOVE, MEM_OP_RESTORE };
+
+/* One critical copy + remap, run on alt_stack. */
+struct mem_op {
+	enum mem_op_kind kind;
+	uintptr_t s, e;
+	int prot;
+	void *tmp;			/* RESTORE: private pages to copy into */
+	int ret;			/* 0 or a positive errno */
+};
+
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static int mem_fd = -1;
+static unsigned int mem_major, mem_minor;
+static uint64_t mem_ino;
+static struct mem_ival *ivals;
+static size_t nivals;
+static void *alt_stack;
+static ucontext_t op_uc, caller_uc;
+static struct mem_op op_cur;
+static uintptr_t page_mask;
+
+/* ---- /proc/self/maps ---- */
+
+static char *
+read_whole(const char *path)
+{
+	size_t cap = 64 << 10, len = 0;
+	char *buf = malloc(cap), *nb;
+	ssize_t n;
+	int fd;
+
+	if (buf == NULL)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			nb = realloc(buf, cap * 2);
+			if (nb == NULL)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* The VMAs overlapping [lo, hi), in address order. @return count, or -errno. */
+static int
+maps_collect(uintptr_t lo, uintptr_t hi, struct mem_vma **out)
+{
+	char *buf = read_whole("/proc/self/maps"), *line, *save = NULL;
+	struct mem_vma *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long start, end, ino;
+		unsigned long long off;
+		unsigned int maj, min;
+		char perms[5];
+		int pos = 0;
+
+		if (sscanf(line, "%lx-%lx %4s %llx %x:%x %lu %n", &start, &end, perms, &off, &maj,
+			   &min, &ino, &pos) < 7)
+			continue;
+		if (end <= lo || start >= hi)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			nv = realloc(v, cap * sizeof(*v));
+			if (nv == NULL) {
+				free(v);
+				free(buf);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		memset(&v[n], 0, sizeof(v[n]));
+		v[n].start = start;
+		v[n].end = end;
+		v[n].off = off;
+		v[n].major = maj;
+		v[n].minor = min;
+		v[n].ino = ino;
+		v[n].prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+			    (perms[2] == 'x' ? PROT_EXEC : 0);
+		v[n].shared = perms[3] == 's';
+		if (pos > 0)
+			snprintf(v[n].path, sizeof(v[n].path), "%s", line + pos);
+		v[n].hugetlb = strstr(v[n].path, "anon_hugepage") != NULL;
+		v[n].special = strcmp(v[n].path, "[vdso]") == 0 ||
+			       strcmp(v[n].path, "[vvar]") == 0 ||
+			       strcmp(v[n].path, "[vsyscall]") == 0;
+		n++;
+	}
+	free(buf);
+	*out = v;
+	return (int)n;
+}
+
+static bool
+vma_is_ours(const struct mem_vma *v)
+{
+	return mem_fd >= 0 && v->shared && v->ino == mem_ino && v->major == mem_major &&
+	       v->minor == mem_minor && v->off == v->start;
+}
+
+/* ---- the critical sections, on a stack of our own ---- */
+
+static int
+pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = pwrite(fd, p, len > MEM_PWRITE_CHUNK ? MEM_PWRITE_CHUNK : len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void
+mem_op_run(void)
+{
+	struct mem_op *op = &op_cur;
+	size_t len = op->e - op->s;
+	void *p;
+
+	if (op->kind == MEM_OP_MOVE) {
+		op->ret = pwrite_all(mem_fd, (void *)op->s, len, op->s);
+		if (op->ret != 0)
+			return;
+		p = mmap((void *)op->s, len, op->prot, MAP_SHARED | MAP_FIXED, mem_fd,
+			 (off_t)op->s);
+		op->ret = p == MAP_FAILED ? errno : 0;
+	} else {
+		memcpy(op->tmp, (void *)op->s, len);
+		if (mprotect(op->tmp, len, op->prot) != 0) {
+			op->ret = errno;
+			return;
+		}
+		p = mremap(op->tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)op->s);
+		op->ret = p == MAP_FAILED ? errno : 0;
+	}
+}
+
+/* Run op_cur on alt_stack. Caller holds mem_lock. */
+static int
+mem_op_exec(void)
+{
+	if (alt_stack == NULL) {
+		void *st = mmap(NULL, MEM_ALT_STACK_BYTES, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+		if (st == MAP_FAILED)
+			return errno;
+		alt_stack = st;
+	}
+	if (getcontext(&op_uc) != 0)
+		return errno;
+	op_uc.uc_stack.ss_sp = alt_stack;
+	op_uc.uc_stack.ss_size = MEM_ALT_STACK_BYTES;
+	op_uc.uc_link = &caller_uc;
+	makecontext(&op_uc, mem_op_run, 0);
+	op_cur.ret = EIO;
+	if (swapcontext(&caller_uc, &op_uc) != 0)
+		return errno;
+	return op_cur.ret;
+}
+
+static int
+mem_move(uintptr_t s, uintptr_t e, int prot)
+{
+	op_cur = (struct mem_op){ .kind = MEM_OP_MOVE, .s = s, .e = e, .prot = prot };
+	return mem_op_exec();
+}
+
+/* Back to private anonymous memory, contents kept. */
+static int
+mem_privatize(uintptr_t s, uintptr_t e, int prot)
+{
+	void *tmp = mmap(NULL, e - s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (tmp == MAP_FAILED)
+		return errno;
+	op_cur = (struct mem_op){ .kind = MEM_OP_RESTORE, .s = s, .e = e, .prot = prot,
+				  .tmp = tmp };
+	ret = mem_op_exec();
+	if (ret != 0)
+		munmap(tmp, e - s);
+	return ret;
+}
+
+/* ---- the memfd ---- */
+
+static void mem_atfork_child(void);
+
+static int
+mem_file_init(void)
+{
+	static bool atfork_done;
+	struct stat st;
+	int fd;
+
+	if (mem_fd >= 0)
+		return 0;
+	page_mask = (uintptr_t)sysconf(_SC_PAGESIZE) - 1;
+	fd = memfd_create("droce-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return errno;
+	/* droced maps this file: it refuses files that could shrink under it */
+	if (ftruncate(fd, (off_t)MEM_FILE_BYTES) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0 || fstat(fd, &st) != 0) {
+		int ret = errno;
+
+		close(fd);
+		return ret;
+	}
+	mem_fd = fd;
+	mem_major = major(st.st_dev);
+	mem_minor = minor(st.st_dev);
+	mem_ino = st.st_ino;
+	if (!atfork_done) {
+		if (pthread_atfork(NULL, NULL, mem_atfork_child) == 0)
+			atfork_done = true;
+	}
+	return 0;
+}
+
+/* ---- the registry: registrations per page range ---- */
+
+/*
+ * Add @p delta registrations over [lo, hi). Ranges that drop to zero are
+ * stored in *zero (caller frees) for the caller to give back.
+ */
+static int
+ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t *nzero)
+{
+	size_t cap = nivals * 3 + 3, n = 0, nz = 0, i;
+	struct mem_ival *out = calloc(cap, sizeof(*out)), *z = NULL;
+	uintptr_t cur = lo;
+
+#define EMIT(a, b, r) do { out[n].lo = (a); out[n].hi = (b); out[n].refs = (r); n++; } while (0)
+	if (out == NULL)
+		return ENOMEM;
+	if (delta < 0) {
+		z = calloc(nivals + 1, sizeof(*z));
+		if (z == NULL) {
+			free(out);
+			return ENOMEM;
+		}
+	}
+	for (i = 0; i < nivals; i++) {
+		const struct mem_ival *iv = &ivals[i];
+		uintptr_t s, e;
+		int64_t r;
+
+		if (iv->hi <= lo || iv->lo >= hi) {
+			if (iv->lo >= hi && cur < hi) {
+				if (delta > 0)
+					EMIT(cur, hi, (uint32_t)delta);
+				cur = hi;
+			}
+			EMIT(iv->lo, iv->hi, iv->refs);
+			continue;
+		}
+		if (iv->lo < lo)
+			EMIT(iv->lo, lo, iv->refs);
+		s = iv->lo > lo ? iv->lo : lo;
+		e = iv->hi < hi ? iv->hi : hi;
+		if (cur < s && delta > 0)
+			EMIT(cur, s, (uint32_t)delta);
+		r = (int64_t)iv->refs + delta;
+		if (r > 0) {
+			EMIT(s, e, (uint32_t)r);
+		} else if (z != NULL) {
+			z[nz].lo = s;
+			z[nz].hi = e;
+			nz++;
+		}
+		if (iv->hi > hi)
+			EMIT(hi, iv->hi, iv->refs);
+		cur = e;
+	}
+	if (cur < hi && delta > 0)
+		EMIT(cur, hi, (uint32_t)delta);
+#undef EMIT
+
+	/* merge neighbours with equal counts */
+	for (i = 1; n > 0 && i < n;) {
+		if (out[i - 1].hi == out[i].lo && out[i - 1].refs == out[i].refs) {
+			out[i - 1].hi = out[i].hi;
+			memmove(&out[i], &out[i + 1], (n - i - 1) * sizeof(*out));
+			n--;
+		} else {
+			i++;
+		}
+	}
+	free(ivals);
+	ivals = out;
+	nivals = n;
+	if (zero != NULL) {
+		*zero = z;
+		*nzero = nz;
+	} else {
+		free(z);
+	}
+	return 0;
+}
+
+/* ---- foreign shared mappings: find their own file ---- */
+
+static bool
+fd_matches(int fd, const struct mem_vma *v)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == v->ino &&
+	       major(st.st_dev) == v->major && minor(st.st_dev) == v->minor;
+}
+
+/* A new descriptor of the file mapped by @p v, or -1. */
+static int
+find_file(const struct mem_vma *v, bool writable)
+{
+	int flags = (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+	char p[96];
+	struct dirent *de;
+	DIR *d;
+	int fd = -1, cand;
+
+	/* 1. a descriptor the process still holds (shm_open, memfd, open) */
+	d = opendir("/proc/self/fd");
+	if (d != NULL) {
+		while (fd < 0 && (de = readdir(d)) != NULL) {
+			char *end;
+			long n = strtol(de->d_name, &end, 10);
+
+			if (*end != '\0' || n < 0 || n == dirfd(d) || !fd_matches((int)n, v))
+				continue;
+			snprintf(p, sizeof(p), "/proc/self/fd/%ld", n);
+			fd = open(p, flags);
+		}
+		closedir(d);
+	}
+	if (fd >= 0)
+		return fd;
+	/* 2. its path, if it still has one */
+	if (v->path[0] == '/' && strstr(v->path, " (deleted)") == NULL) {
+		cand = open(v->path, flags);
+		if (cand >= 0 && fd_matches(cand, v))
+			return cand;
+		if (cand >= 0)
+			close(cand);
+	}
+	/* 3. the mapping itself (needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE) */
+	snprintf(p, sizeof(p), "/proc/self/map_files/%" PRIxPTR "-%" PRIxPTR, v->start, v->end);
+	cand = open(p, flags);
+	if (cand >= 0 && fd_matches(cand, v))
+		return cand;
+	if (cand >= 0)
+		close(cand);
+	return -1;
+}
+
+/* ---- get / put ---- */
+
+static int
+mem_get_foreign(const struct mem_vma *v, int n, uintptr_t addr, bool writable,
+		struct shim_mem_ref *ref)
+{
+	int i, fd;
+
+	for (i = 1; i < n; i++)
+		if (!v[i].shared || v[i].ino != v[0].ino || v[i].major != v[0].major ||
+		    v[i].minor != v[0].minor || v[i].off != v[0].off + (v[i].start - v[0].start))
+			return EOPNOTSUPP;
+	fd = find_file(&v[0], writable);
+	if (fd < 0)
+		return EOPNOTSUPP;
+	ref->fd = fd;
+	ref->fd_owned = true;
+	ref->fd_offset = v[0].off + (addr - v[0].start);
+	ref->counted = false;
+	return 0;
+}
+
+int
+shim_mem_get(void *addr, size_t len, bool writable, struct shim_mem_ref *ref)
+{
+	uintptr_t a = (uintptr_t)addr, lo, hi, cur;
+	struct mem_vma *v = NULL;
+	bool any_foreign = false, any_ours_or_private = false;
+	int n, i, ret;
+
+	memset(ref, 0, sizeof(*ref));
+	ref->fd = -1;
+	if (len == 0 || a + len < a)
+		return EINVAL;
+	pthread_mutex_lock(&mem_lock);
+	if (page_mask == 0)
+		page_mask = (uintptr_t)sysconf(_SC_PAGESIZE) - 1;
+	lo = a & ~page_mask;
+	hi = (a + len + page_mask) & ~page_mask;
+	n = maps_collect(lo, hi, &v);
+	if (n < 0) {
+		ret = -n;
+		goto out;
+	}
+	/* every page mapped, readable, writable if asked */
+	for (i = 0, cur = lo, ret = 0; i < n && ret == 0; i++) {
+		if (v[i].start > cur || v[i].special || !(v[i].prot & PROT_READ) ||
+		    (writable && !(v[i].prot & PROT_WRITE)))
+			ret = EFAULT;
+		cur = v[i].end;
+		if (vma_is_ours(&v[i]) || !v[i].shared)
+			any_ours_or_private = true;
+		else
+			any_foreign = true;
+	}
+	if (ret == 0 && cur < hi)
+		ret = EFAULT;
+	if (ret != 0)
+		goto out;
+	if (any_foreign) {
+		ret = any_ours_or_private ? EOPNOTSUPP : mem_get_foreign(v, n, a, writable, ref);
+		goto out;
+	}
+
+	ret = mem_file_init();
+	if (ret != 0)
+		goto out;
+	for (i = 0; i < n && ret == 0; i++) {
+		uintptr_t s = v[i].start > lo ? v[i].start : lo;
+		uintptr_t e = v[i].end < hi ? v[i].end : hi;
+
+		if (vma_is_ours(&v[i]))
+			continue;
+		if (v[i].hugetlb) {	/* hugetlb VMAs split only at huge page boundaries */
+			s &= ~(MEM_HUGE_ALIGN - 1);
+			e = (e + MEM_HUGE_ALIGN - 1) & ~(MEM_HUGE_ALIGN - 1);
+			if (s < v[i].start || e > v[i].end) {
+				ret = EOPNOTSUPP;
+				break;
+			}
+		}
+		ret = mem_move(s, e, v[i].prot);
+		if (ret == EINVAL || ret == EPERM || ret == EACCES)
+			ret = EOPNOTSUPP;
+	}
+	if (ret != 0)
+		goto out;
+	ret = ival_apply(lo, hi, 1, NULL, NULL);
+	if (ret != 0)
+		goto out;
+	ref->fd = mem_fd;
+	ref->fd_owned = false;
+	ref->fd_offset = a;
+	ref->counted = true;
+	ref->lo = lo;
+	ref->hi = hi;
+out:
+	pthread_mutex_unlock(&mem_lock);
+	free(v);
+	return ret;
+}
+
+/* Give [s, e) back to private memory where it is still our mapping; punch it out. */
+static void
+mem_release(uintptr_t s, uintptr_t e)
+{
+	struct mem_vma *v = NULL;
+	int n, i;
+
+	n = maps_collect(s, e, &v);
+	for (i = 0; i < n; i++) {
+		uintptr_t vs = v[i].start > s ? v[i].start : s;
+		uintptr_t ve = v[i].end < e ? v[i].end : e;
+
+		if (vma_is_ours(&v[i]))
+			(void)mem_privatize(vs, ve, v[i].prot);
+	}
+	free(v);
+	(void)fallocate(mem_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s,
+			(off_t)(e - s));
+}
+
+void
+shim_mem_put(struct shim_mem_ref *ref)
+{
+	struct mem_ival *zero = NULL;
+	size_t nzero = 0, i;
+
+	if (!ref->counted)
+		return;
+	pthread_mutex_lock(&mem_lock);
+	if (ival_apply(ref->lo, ref->hi, -1, &zero, &nzero) == 0) {
+		for (i = 0; i < nzero; i++)
+			mem_release(zero[i].lo, zero[i].hi);
+		free(zero);
+	}
+	pthread_mutex_unlock(&mem_lock);
+	ref->counted = false;
+}
+
+void
+shim_mem_ref_done(struct shim_mem_ref *ref)
+{
+	if (ref->fd_owned && ref->fd >= 0)
+		close(ref->fd);
+	ref->fd = -1;
+	ref->fd_owned = false;
+}
+
+/*
+ * In the child of fork(): nothing may stay shared with the parent. Runs in
+ * the only thread of the child; the parent's mem_lock state is irrelevant
+ * (it may have been held by another parent thread, so it is reset).
+ */
+static void
+mem_atfork_child(void)
+{
+	size_t i;
+	int n, j;
+
+	pthread_mutex_init(&mem_lock, NULL);
+	if (mem_fd < 0)
+		return;
+	for (i = 0; i < nivals; i++) {
+		struct mem_vma *v = NULL;
+
+		n = maps_collect(ivals[i].lo, ivals[i].hi, &v);
+		for (j = 0; j < n; j++) {
+			uintptr_t s = v[j].start > ivals[i].lo ? v[j].start : ivals[i].lo;
+			uintptr_t e = v[j].end < ivals[i].hi ? v[j].end : ivals[i].hi;
+
+			if (vma_is_ours(&v[j]))
+				(void)mem_privatize(s, e, v[j].prot);
+		}
+		free(v);
+	}
+	free(ivals);
+	ivals = NULL;
+	nivals = 0;
+	close(mem_fd);
+	mem_fd = -1;
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The data path of the port (droce_port.h): RX classification, TX, own
+ * frames. droce_port_rx_burst() sorts each frame with a few loads in the
+ * order a frame is laid out -- destination MAC, ethertype, IP version and
+ * destination, protocol, UDP port -- and checks each length before it
+ * reads: RoCEv2 candidates are compacted into the caller's array, ARP and
+ * neighbour discovery go to port_neigh.c, IGMP/MLD queries to
+ * port_mcast.c, everything else is counted by reason and freed.
+ *
+ * Polling lcore only. No per-packet logs: counters.
+ */
+
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+
+#include "port_priv.h"
+
+#define IPV4_MIN_HDR	20
+#define IPV6_HDR	40
+#define UDP_HDR		8
+#define ROCE_PORT_BE	RTE_BE16(4791)
+
+bool
+port_owns_ipv4(const struct droce_port *port, rte_be32_t ip)
+{
+	unsigned int i;
+
+	for (i = 0; i < port->info.n_ipv4; i++)
+		if (port->info.ipv4[i].addr == ip)
+			return true;
+	return false;
+}
+
+bool
+port_owns_ipv6(const struct droce_port *port, const uint8_t ip[16])
+{
+	unsigned int i;
+
+	for (i = 0; i < port->info.n_ipv6; i++)
+		if (memcmp(port->info.ipv6[i].addr, ip, 16) == 0)
+			return true;
+	return false;
+}
+
+void
+port_solicited_node(const uint8_t ip[16], uint8_t out[16])
+{
+	static const uint8_t pfx[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xff };
+
+	memcpy(out, pfx, sizeof(pfx));
+	memcpy(out + 13, ip + 13, 3);
+}
+
+uint16_t
+port_icmp6_cksum(const uint8_t src[16], const uint8_t dst[16], const void *l4, uint32_t len)
+{
+	/* pseudo-header: source, destination, upper-layer length, zeros, next header */
+	uint8_t tail[8] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
+			    (uint8_t)len, 0, 0, 0, IPPROTO_ICMPV6_ };
+	uint32_t sum;
+
+	sum = __rte_raw_cksum(src, 16, 0);
+	sum = __rte_raw_cksum(dst, 16, sum);
+	sum = __rte_raw_cksum(tail, sizeof(tail), sum);
+	sum = __rte_raw_cksum(l4, len, sum);
+	return (uint16_t)~__rte_raw_cksum_reduce(sum);
+}
+
+uint8_t *
+port_put_eth(uint8_t *p, const struct rte_ether_addr *dst, const struct rte_ether_addr *src,
+	     uint16_t ethertype)
+{
+	memcpy(p, dst->addr_bytes, 6);
+	memcpy(p + 6, src->addr_bytes, 6);
+	port_store_be16(p + 12, ethertype);
+	return p + RTE_ETHER_HDR_LEN;
+}
+
+uint8_t *
+port_put_ipv6(uint8_t *p, const uint8_t src[16], const uint8_t dst[16], uint16_t payload_len,
+	      uint8_t next_header, uint8_t hop_limit)
+{
+	memset(p, 0, 4);
+	p[0] = 0x60;				/* version 6 */
+	port_store_be16(p + 4, payload_len);
+	p[6] = next_header;
+	p[7] = hop_limit;
+	memcpy(p + 8, src, 16);
+	memcpy(p + 24, dst, 16);
+	return p + IPV6_HDR;
+}
+
+void
+port_ipv6_mcast_mac(const uint8_t ip[16], struct rte_ether_addr *mac)
+{
+	mac->addr_bytes[0] = 0x33;
+	mac->addr_bytes[1] = 0x33;
+	memcpy(mac->addr_bytes + 2, ip + 12, 4);
+}
+
+/* Frames we build are never longer than the pool's room, and sent flat. */
+struct rte_mbuf *
+port_own_alloc(struct droce_port *port, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(port->mp);
+	uint16_t pad = RTE_MAX(len, (uint16_t)(RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN));
+	char *p;
+
+	if (m == NULL) {
+		PORT_CNT(port, TX_NOMBUF);
+		return NULL;
+	}
+	/* pad to the 60-byte minimum frame: some NICs do, af_packet does not */
+	p = rte_pktmbuf_append(m, pad);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		PORT_CNT(port, TX_NOMBUF);
+		return NULL;
+	}
+	memset(p, 0, pad);
+	return m;
+}
+
+void
+port_xmit_own(struct droce_port *port, struct rte_mbuf *m)
+{
+	droce_port_tx_burst(port, &m, 1);
+}
+
+uint16_t
+droce_port_tx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = rte_eth_tx_burst(port->port_id, 0, pkts, n);
+
+	port->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
+	if (droce_unlikely(sent < n)) {
+		port->cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
+		rte_pktmbuf_free_bulk(pkts + sent, (unsigned int)(n - sent));
+	}
+	return sent;
+}
+
+struct rte_mbuf *
+droce_port_alloc(struct droce_port *port)
+{
+	return rte_pktmbuf_alloc(port->mp);
+}
+
+/* Destination MAC: ours, broadcast, or one of the groups we listen to. */
+static enum droce_port_drop
+rx_check_dmac(const struct droce_port *port, const struct rte_ether_addr *d)
+{
+	unsigned int i;
+
+	if (droce_likely(rte_is_same_ether_addr(d, &port->mac)))
+		return 0;
+	if (rte_is_unicast_ether_addr(d))
+		return DROCE_PORT_DROP_DST_MAC;
+	if (rte_is_broadcast_ether_addr(d))
+		return 0;
+	for (i = 0; i < port->n_mc_mac; i++)
+		if (rte_is_same_ether_addr(d, &port->mc_mac[i]))
+			return 0;
+	return DROCE_PORT_DROP_MCAST_MAC;
+}
+
+#define RX_PASS		((enum droce_port_drop)-1)	/* a RoCEv2 candidate */
+#define RX_CONSUMED	((enum droce_port_drop)-2)	/* handled here, counted elsewhere */
+
+static enum droce_port_drop
+rx_ipv4(struct droce_port *port, struct rte_mbuf *m, const uint8_t *ip, uint32_t len)
+{
+	uint32_t ihl, total;
+	rte_be32_t dst;
+
+	if (len < IPV4_MIN_HDR || ip[0] >> 4 != 4)
+		return DROCE_PORT_DROP_IPV4_BAD;
+	ihl = (ip[0] & 0xfu) * 4;
+	total = port_load_be16(ip + 2);
+	if (ihl < IPV4_MIN_HDR || total < ihl || total > len)
+		return DROCE_PORT_DROP_IPV4_BAD;
+	memcpy(&dst, ip + 16, 4);
+
+	switch (ip[9]) {
+	case IPPROTO_UDP_:
+		if (total < ihl + UDP_HDR)
+			return DROCE_PORT_DROP_IPV4_BAD;
+		if (!port_owns_ipv4(port, dst) && !mcast_has_ipv4(port, dst))
+			return DROCE_PORT_DROP_IP_NOT_OURS;
+		if (*(const rte_be16_t *)(const void *)(ip + ihl + 2) != ROCE_PORT_BE)
+			return DROCE_PORT_DROP_UDP_PORT;
+		m->l3_len = (uint16_t)ihl;
+		return RX_PASS;
+	case IPPROTO_IGMP_:
+		mcast_rx_igmp(port, ip, total);
+		return RX_CONSUMED;
+	default:
+		if (!port_owns_ipv4(port, dst) && !mcast_has_ipv4(port, dst))
+			return DROCE_PORT_DROP_IP_NOT_OURS;
+		return DROCE_PORT_DROP_IP_PROTO;
+	}
+}
+
+static enum droce_port_drop
+rx_ipv6(struct droce_port *port, struct rte_mbuf *m, const struct rte_ether_hdr *eth,
+	const uint8_t *ip, uint32_t len)
+{
+	const uint8_t *dst = ip + 24, *l4 = ip + IPV6_HDR;
+	uint32_t plen;
+	uint8_t nh;
+
+	if (len < IPV6_HDR || ip[0] >> 4 != 6)
+		return DROCE_PORT_DROP_IPV6_BAD;
+	plen = port_load_be16(ip + 4);
+	if (IPV6_HDR + plen > len)
+		return DROCE_PORT_DROP_IPV6_BAD;
+	nh = ip[6];
+
+	if (nh == IPPROTO_UDP_) {
+		if (plen < UDP_HDR)
+			return DROCE_PORT_DROP_IPV6_BAD;
+		if (!port_owns_ipv6(port, dst) && !mcast_has_ipv6(port, dst))
+			return DROCE_PORT_DROP_IP_NOT_OURS;
+		if (*(const rte_be16_t *)(const void *)(l4 + 2) != ROCE_PORT_BE)
+			return DROCE_PORT_DROP_UDP_PORT;
+		m->l3_len = IPV6_HDR;
+		return RX_PASS;
+	}
+	if (nh == IPPROTO_HOPOPTS_) {
+		/* MLD queries come after a hop-by-hop header (router alert) */
+		uint32_t hlen;
+
+		if (plen < 8)
+			return DROCE_PORT_DROP_IPV6_BAD;
+		hlen = (uint32_t)(l4[1] + 1) * 8;
+		if (hlen + 4 > plen)
+			return DROCE_PORT_DROP_IPV6_BAD;
+		if (l4[0] != IPPROTO_ICMPV6_)
+			return DROCE_PORT_DROP_IP_PROTO;
+		if (port_icmp6_cksum(ip + 8, dst, l4 + hlen, plen - hlen) != 0)
+			return DROCE_PORT_DROP_ICMP6_BAD;
+		if (l4[hlen] == ICMP6_MLD_QUERY) {
+			mcast_rx_mld_query(port, l4 + hlen, plen - hlen);
+			return RX_CONSUMED;
+		}
+		if (l4[hlen] == ICMP6_MLD1_REPORT || l4[hlen] == ICMP6_MLD1_DONE ||
+		    l4[hlen] == ICMP6_MLD2_REPORT)
+			return DROCE_PORT_DROP_IGMP;
+		return DROCE_PORT_DROP_ICMP6_OTHER;
+	}
+	if (nh == IPPROTO_ICMPV6_) {
+		if (plen < 4)
+			return DROCE_PORT_DROP_ICMP6_BAD;
+		if (l4[0] == ICMP6_NS || l4[0] == ICMP6_NA) {
+			neigh_rx_nd(port, eth, ip, l4, plen);
+			return RX_CONSUMED;
+		}
+		if (!port_owns_ipv6(port, dst) && !mcast_has_ipv6(port, dst))
+			return DROCE_PORT_DROP_IP_NOT_OURS;
+		return DROCE_PORT_DROP_ICMP6_OTHER;
+	}
+	if (!port_owns_ipv6(port, dst) && !mcast_has_ipv6(port, dst))
+		return DROCE_PORT_DROP_IP_NOT_OURS;
+	return DROCE_PORT_DROP_IP_PROTO;
+}
+
+static enum droce_port_drop
+rx_classify(struct droce_port *port, struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth;
+	const uint8_t *l3;
+	uint32_t len = rte_pktmbuf_data_len(m);
+	enum droce_port_drop r;
+
+	/* RX is configured without scatter; a chain means a PMD that ignores it */
+	if (len < RTE_ETHER_HDR_LEN)
+		return DROCE_PORT_DROP_RUNT;
+	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	r = rx_check_dmac(port, &eth->dst_addr);
+	if (r != 0)
+		return r;
+	l3 = (const uint8_t *)(eth + 1);
+	len -= RTE_ETHER_HDR_LEN;
+	m->l2_len = RTE_ETHER_HDR_LEN;
+
+	switch (eth->ether_type) {
+	case RTE_BE16(ETHERTYPE_IPV4):
+		return rx_ipv4(port, m, l3, len);
+	case RTE_BE16(ETHERTYPE_IPV6):
+		return rx_ipv6(port, m, eth, l3, len);
+	case RTE_BE16(ETHERTYPE_ARP):
+		neigh_rx_arp(port, eth, l3, len);
+		return RX_CONSUMED;
+	case RTE_BE16(ETHERTYPE_VLAN):
+	case RTE_BE16(ETHERTYPE_QINQ):
+		return DROCE_PORT_DROP_VLAN;
+	default:
+		return DROCE_PORT_DROP_ETHERTYPE;
+	}
+}
+
+uint16_t
+droce_port_rx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t nb, i, keep = 0;
+	uint64_t now;
+
+	nb = rte_eth_rx_burst(port->port_id, 0, pkts, n);
+	port->cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
+	for (i = 0; i < nb; i++) {
+		struct rte_mbuf *m = pkts[i];
+		enum droce_port_drop r = rx_classify(port, m);
+
+		if (droce_likely(r == RX_PASS)) {
+			pkts[keep++] = m;
+			continue;
+		}
+		if (r != RX_CONSUMED)
+			port->drop[r]++;
+		rte_pktmbuf_free(m);
+	}
+	port->cnt[DROCE_PORT_CNT_RX_ROCE] += keep;
+
+	if (port->n_pending > 0) {
+		now = rte_get_tsc_cycles();
+		if (now >= port->next_timer)
+			neigh_timer(port, now);
+	}
+	return keep;
+}
