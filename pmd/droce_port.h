@@ -245,9 +245,11 @@ void droce_port_conf_init(struct droce_port_conf *conf);
 
 /**
  * Use the kernel interface @p ifname through net_af_packet (--iface NAME):
- * sets conf->devargs to "net_af_packet_NAME,iface=NAME,..." with frame
- * sizes for conf->mtu (set the MTU first if it is above 1500), and
- * conf->iface. Call in the network namespace of the interface.
+ * sets conf->devargs to "net_af_packet_NAME,iface=NAME,qpairs=1" (one
+ * queue pair; droce_port_open() hotplugs it and removes it at close) and
+ * conf->iface, whose MAC and MTU become the defaults. Call it in the
+ * network namespace of the interface. DPDK 22.11's net_af_packet caps the
+ * MTU at 1500 whatever the interface's.
  *
  * @return 0; -EINVAL if @p ifname is empty, too long, or holds ',' '=' or
  *         whitespace; -ENODEV if no such interface exists here.
@@ -330,8 +332,9 @@ void droce_port_stats_reset(struct droce_port *port);
 uint16_t droce_port_rx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n);
 
 /**
- * Hand @p n frames to the PMD. Never blocks and never keeps an mbuf: what
- * the PMD refused is freed and counted (TX_REFUSED).
+ * Hand @p n frames to the PMD. Never keeps an mbuf: what the PMD refused
+ * is freed and counted (TX_REFUSED). It does not wait for room; the PMD
+ * itself might (net_af_packet poll()s when its TX ring is full).
  * @return the number the PMD accepted.
  */
 uint16_t droce_port_tx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n);
@@ -366,8 +369,8 @@ int droce_port_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTE
 
 /**
  * Add or replace a static neighbour at run time.
- * @return 0; -EINVAL for a multicast, unspecified GID or a bad MAC;
- *         -ENOSPC if the table is full.
+ * @return 0; -EINVAL for a multicast or unspecified GID, one of our own
+ *         addresses, or a multicast or zero MAC; -ENOSPC if the table is full.
  */
 int droce_port_neigh_add(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES],
 			 const uint8_t mac[6]);

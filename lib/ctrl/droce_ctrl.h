@@ -86,6 +86,11 @@ struct droce_ctrl_hdr {
 	int32_t status;		/**< replies: 0 or a positive errno */
 };
 
+_Static_assert(sizeof(struct droce_ctrl_hdr) == 16, "control header is 16 bytes");
+
+/** Largest body: a whole message is at most DROCE_CTRL_MAX_MSG bytes. */
+#define DROCE_CTRL_MAX_BODY	(DROCE_CTRL_MAX_MSG - 16)
+
 /* ---- bodies ---- */
 
 struct droce_ctrl_hello_req {	/* fd: write end of the async-event pipe */
@@ -268,28 +273,62 @@ struct droce_ctrl_rereg_mr_rep {
 /* ---- transport of messages ---- */
 
 /**
- * Send one message: header (type, seq, status, len filled in from the
- * arguments) + @p body, with up to DROCE_CTRL_MAX_FDS descriptors.
- * @return 0, or -errno (-EMSGSIZE if the body is too large).
+ * Send one message: a header (version, and type, seq, status, len from the
+ * arguments) and @p body in one datagram, with @p nfds descriptors as one
+ * SCM_RIGHTS message. The descriptors stay open here: the receiver gets
+ * duplicates. Retries on EINTR; never raises SIGPIPE (MSG_NOSIGNAL).
+ *
+ * @param body  @p len bytes; may be NULL when @p len is 0
+ * @param fds   @p nfds descriptors; may be NULL when @p nfds is 0
+ * @return 0, or -EMSGSIZE if @p len > DROCE_CTRL_MAX_BODY, -EINVAL for more
+ *         than DROCE_CTRL_MAX_FDS descriptors (or a NULL array for a non-zero
+ *         count), -EPIPE if the peer has closed, or another -errno from
+ *         sendmsg() (-EBADF for a bad descriptor in @p fds, -EAGAIN on a
+ *         full non-blocking socket).
  */
 int droce_ctrl_send(int sock, uint16_t type, uint32_t seq, int32_t status, const void *body,
 		    uint32_t len, const int *fds, unsigned int nfds);
 
 /**
- * Receive one message into @p buf (DROCE_CTRL_MAX_MSG bytes); received
- * descriptors go to @p fds (unused entries are -1, extra ones closed).
- * @return body length, 0 for none, -ECONNRESET on end of file, -EPROTO
- *         for a malformed header (wrong version, length disagreeing with
- *         the datagram), or another -errno.
+ * Receive one message: its header into @p hdr, its body into @p buf. The
+ * datagram must carry a whole header of DROCE_CTRL_VERSION whose len is
+ * exactly the bytes after it; the received descriptors are close-on-exec
+ * (MSG_CMSG_CLOEXEC). Retries on EINTR.
+ *
+ * @param buf   room for DROCE_CTRL_MAX_BODY bytes (a DROCE_CTRL_MAX_MSG buffer
+ *              is more than enough)
+ * @param fds   DROCE_CTRL_MAX_FDS entries, all written: the received
+ *              descriptors first, then -1
+ * @param nfds  out only: how many descriptors were received
+ * @return body length (0 for none); -ECONNRESET at end of file; -EPROTO for
+ *         a malformed message: truncated (MSG_TRUNC, MSG_CTRUNC), shorter
+ *         than a header, another version, len disagreeing with the datagram,
+ *         or more than DROCE_CTRL_MAX_FDS descriptors; or another -errno from
+ *         recvmsg() (-EAGAIN on an empty non-blocking socket). On any error
+ *         no received descriptor is left open, *@p nfds is 0 and @p hdr is
+ *         unspecified.
  */
 int droce_ctrl_recv(int sock, struct droce_ctrl_hdr *hdr, void *buf, int *fds,
 		    unsigned int *nfds);
 
 /**
- * One request and its reply (client side). The reply body must be exactly
- * @p rep_len bytes unless the status is an error.
- * @return the reply's status (0 or a positive errno), or a positive errno
- *         for a transport failure (EPIPE, EPROTO).
+ * One request and its reply (client side): sends @p req with a fresh
+ * sequence number and status 0, then receives the reply, which must have
+ * the same type and sequence number. Not for concurrent use on one socket:
+ * the caller serialises its calls.
+ *
+ * @param rep       receives the reply body, which must be exactly @p rep_len
+ *                  bytes unless the status is an error; may be NULL if 0
+ * @param rep_fds   NULL (reply descriptors are closed) or DROCE_CTRL_MAX_FDS
+ *                  entries, all written: received descriptors, then -1
+ * @param rep_nfds  NULL, or out only: how many were received
+ * @return 0; the reply's status when it is a positive errno; or a positive
+ *         errno for a transport failure: EPIPE or ECONNRESET (the daemon is
+ *         gone), EPROTO (a malformed reply, or one that does not answer this
+ *         request, or a negative status), EMSGSIZE or EINVAL (the request is
+ *         too large), or another errno from the socket. Whenever the return
+ *         is not 0 no reply descriptor is left open, every @p rep_fds entry
+ *         is -1 and *@p rep_nfds is 0.
  */
 int droce_ctrl_call(int sock, uint16_t type, const void *req, uint32_t req_len,
 		    const int *fds, unsigned int nfds, void *rep, uint32_t rep_len,

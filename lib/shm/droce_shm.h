@@ -31,11 +31,31 @@
  * doorbell flag; if it was clear it pushes the QP's handle on the context's
  * DB ring. The engine clears the flag before it drains the rings, so no
  * update is ever missed and an idle QP costs nothing.
+ *
+ * Ordering, one pairing per line (each helper below names its partner):
+ *
+ *   slot writes, then release prod   ->  acquire prod, then slot reads
+ *   slot reads, then release cons    ->  acquire cons, then slot reuse
+ *   DB: fill slot, release seq       ->  acquire seq, then read handle
+ *   DB: publish prod; seq_cst fence;  |  clear flag; seq_cst fence;
+ *       exchange flag (doorbell)      |      load prod (doorbell_clear)
+ *
+ * The last pair is Dekker's: of the client's fence and the engine's, one
+ * comes first in the single total order of seq_cst fences. If the client's
+ * does, the engine's load sees its prod; if the engine's does, the client's
+ * exchange sees the cleared flag and rings again. Either way no work is
+ * left unannounced.
+ *
+ * Geometry the engine relies on (slot count and size) is fixed at create,
+ * but it lives in a header the client can overwrite. The engine therefore
+ * works through a struct droce_shm_view, a private copy taken before the
+ * ring's fd leaves the daemon, and never through droce_shm_slot().
  */
 
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define DROCE_SHM_MAGIC		0x64524f43u	/* "dROC" */
@@ -43,6 +63,18 @@
 #define DROCE_SHM_CACHE_LINE	64
 #define DROCE_SHM_MAX_SGE	8	/**< SGEs per work request */
 #define DROCE_SHM_MAX_INLINE	256	/**< inline bytes per send WQE */
+
+/**
+ * Largest ring: 2^24 slots. Free-running uint32_t indices need nslots <=
+ * 2^31 to tell full from empty; the tighter bound keeps a corrupt header
+ * from asking for terabytes (2^24 send WQEs are already 8 GB).
+ */
+#define DROCE_SHM_MAX_LOG2_NSLOTS	24
+/**
+ * Largest slot: 64 KB. The smallest is per kind, the size of that kind's
+ * struct rounded up to a power of two: SQ 512, RQ 256, CQ 64, DB 8 bytes.
+ */
+#define DROCE_SHM_MAX_LOG2_SLOT_SIZE	16
 
 enum droce_shm_kind {
 	DROCE_SHM_SQ = 1,
@@ -73,6 +105,18 @@ struct droce_shm_ring {
 	alignas(DROCE_SHM_CACHE_LINE) _Atomic uint32_t error;
 	alignas(DROCE_SHM_CACHE_LINE) uint8_t slots[];
 };
+
+/* The layout is ABI: both sides must agree on every offset. */
+_Static_assert(offsetof(struct droce_shm_ring, kind) == 8, "ring header: kind");
+_Static_assert(offsetof(struct droce_shm_ring, handle) == 12, "ring header: handle");
+_Static_assert(offsetof(struct droce_shm_ring, prod) == 1 * DROCE_SHM_CACHE_LINE, "ring: prod");
+_Static_assert(offsetof(struct droce_shm_ring, cons) == 2 * DROCE_SHM_CACHE_LINE, "ring: cons");
+_Static_assert(offsetof(struct droce_shm_ring, flag) == 3 * DROCE_SHM_CACHE_LINE, "ring: flag");
+_Static_assert(offsetof(struct droce_shm_ring, reserve) == 4 * DROCE_SHM_CACHE_LINE,
+	       "ring: reserve");
+_Static_assert(offsetof(struct droce_shm_ring, error) == 5 * DROCE_SHM_CACHE_LINE, "ring: error");
+_Static_assert(offsetof(struct droce_shm_ring, slots) == 6 * DROCE_SHM_CACHE_LINE, "ring: slots");
+_Static_assert(sizeof(struct droce_shm_ring) == 6 * DROCE_SHM_CACHE_LINE, "ring header size");
 
 #define DROCE_SHM_ARM_ANY	1u	/**< next completion */
 #define DROCE_SHM_ARM_SOLICITED	2u	/**< next solicited or error completion */
@@ -145,6 +189,24 @@ struct droce_shm_db {
 	uint32_t handle;		/**< (c) QP or SRQ handle */
 };
 
+/* Each slot kind fits the smallest slot droce_shm_ring_check() accepts for it. */
+_Static_assert(sizeof(struct droce_shm_swqe) <= 512, "send WQE fits a 512-byte slot");
+_Static_assert(sizeof(struct droce_shm_rwqe) <= 256, "receive WQE fits a 256-byte slot");
+_Static_assert(sizeof(struct droce_shm_cqe) <= 64, "CQE fits a 64-byte slot");
+_Static_assert(sizeof(struct droce_shm_db) == 8, "doorbell slot is 8 bytes");
+
+/**
+ * Engine-private view of a ring (rxe_queue.h's discipline): the slot count
+ * and size copied while the header was still the engine's alone, and this
+ * side's own index. The shared index is only a mirror of @c idx.
+ */
+struct droce_shm_view {
+	struct droce_shm_ring *r;	/**< the mapping */
+	uint32_t idx;			/**< ours: cons of SQ/RQ/DB, prod of CQ */
+	uint32_t nslots;		/**< copied at create, never re-read */
+	uint32_t log2_slot_size;	/**< copied at create, never re-read */
+};
+
 /* ---- helpers used by both sides; each names the operation it pairs with ---- */
 
 static inline uint32_t
@@ -153,10 +215,22 @@ droce_shm_nslots(const struct droce_shm_ring *r)
 	return 1u << r->log2_nslots;
 }
 
+/**
+ * Slot of index @p idx, with the geometry read from the ring header. For the
+ * client, whose header the engine wrote. The engine must use
+ * droce_shm_view_slot(): a client can rewrite log2_nslots at any time.
+ */
 static inline void *
 droce_shm_slot(struct droce_shm_ring *r, uint32_t idx)
 {
 	return r->slots + ((size_t)(idx & (droce_shm_nslots(r) - 1)) << r->log2_slot_size);
+}
+
+/** Slot of index @p idx, within the geometry the engine copied. */
+static inline void *
+droce_shm_view_slot(const struct droce_shm_view *v, uint32_t idx)
+{
+	return v->r->slots + ((size_t)(idx & (v->nslots - 1)) << v->log2_slot_size);
 }
 
 /** Bytes to map for a ring of @p nslots slots of @p slot_size bytes. */
@@ -194,29 +268,94 @@ droce_shm_load_cons(struct droce_shm_ring *r)
 	return atomic_load_explicit(&r->cons, memory_order_acquire);
 }
 
-/** Initialise a ring header in fresh memory (engine side). */
-void droce_shm_ring_init(struct droce_shm_ring *r, enum droce_shm_kind kind, uint32_t handle,
-			 uint32_t nslots, uint32_t slot_size);
+/**
+ * Engine: clear a doorbell flag before draining its ring (SQ/RQ), then
+ * read the producer index with droce_shm_load_prod().
+ *
+ * seq_cst fence: pairs with the fence in droce_shm_doorbell() (Dekker, see
+ * the top of this file). A plain seq_cst store followed by an acquire load
+ * is not enough in C11: the load may be satisfied before the store is seen.
+ */
+static inline void
+droce_shm_doorbell_clear(_Atomic uint32_t *flag)
+{
+	atomic_store_explicit(flag, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
 
 /**
- * Check a ring header mapped from the other side: magic, version, kind and
- * that its geometry fits in @p map_len bytes. @return 0 or -EPROTO.
+ * Initialise a ring in fresh memory (engine side): the header, with both
+ * indices 0, and zeroed slots. @p r must hold droce_shm_ring_bytes(@p
+ * nslots, @p slot_size) bytes. Nothing is written on failure.
+ *
+ * @param nslots     a power of two, 1 .. 2^DROCE_SHM_MAX_LOG2_NSLOTS
+ * @param slot_size  a power of two, at least the kind's slot struct (SQ 512,
+ *                   RQ 256, CQ 64, DB 8), at most 2^DROCE_SHM_MAX_LOG2_SLOT_SIZE
+ * @return 0, or -EINVAL for an unknown kind or a size out of range or not a
+ *         power of two.
+ */
+int droce_shm_ring_init(struct droce_shm_ring *r, enum droce_shm_kind kind, uint32_t handle,
+			uint32_t nslots, uint32_t slot_size);
+
+/**
+ * Check a ring header mapped from the other side: magic, version, kind,
+ * both log2 sizes in the ranges droce_shm_ring_init() accepts, and that
+ * the whole ring fits in @p map_len bytes. Each field is read once.
+ *
+ * @param map_len  bytes mapped at @p r; the header is read only if it fits
+ * @return 0; -EPROTO if the header is not a valid ring of @p kind that fits;
+ *         -EINVAL if @p kind itself is not a kind.
  */
 int droce_shm_ring_check(const struct droce_shm_ring *r, enum droce_shm_kind kind,
 			 uint64_t map_len);
 
 /**
+ * Engine: take a private view of a ring it has just created with
+ * droce_shm_ring_init(), before the ring's fd is handed to a client. Copies
+ * the geometry and starts @c idx at 0. @return 0, or -EPROTO if @p r is
+ * not a valid ring header.
+ */
+int droce_shm_view_init(struct droce_shm_view *v, struct droce_shm_ring *r);
+
+/**
  * Client: ring the doorbell of @p handle on context ring @p db, unless its
- * @p flag is already set. Multi-producer safe. @return 0, or -EAGAIN if
- * the DB ring is full (the engine also rescans flagged QPs periodically).
+ * @p flag is already set (then the ring already holds @p handle, or the
+ * engine has yet to clear the flag and will drain after it does).
+ * Multi-producer safe: any number of the client's threads, lock-free.
+ *
+ * Call it after publishing the slots it announces (droce_shm_publish());
+ * its leading seq_cst fence orders that publication before the flag test.
+ *
+ * @return 0 when the doorbell is rung or was already pending; -EAGAIN if
+ *         the DB ring is full. The flag is then cleared again (by an RMW,
+ *         so the release sequence of other threads' exchanges continues),
+ *         so calling again rings for this thread's work and for any other
+ *         thread's that found the flag set meanwhile. A caller that does
+ *         not retry relies on the engine's periodic rescan of all rings.
  */
 int droce_shm_doorbell(struct droce_shm_ring *db, _Atomic uint32_t *flag, uint32_t handle);
 
 /**
- * Engine: take up to @p max doorbells from @p db (its private consumer
- * index in *cons). Stops at a slot still being filled. @return count.
+ * Take up to @p max doorbells from @p db, in ring order, advancing the
+ * private consumer index *@p cons and mirroring it to the shared one.
+ * Stops at the first slot a producer has reserved but not filled yet.
+ *
+ * Reads the slot count from the header: meant for tests and trusted
+ * peers. The engine uses droce_shm_doorbell_take_view().
+ *
+ * @return the number of handles stored in @p handles. Handles are the
+ *         client's word: look each up among the client's own objects.
  */
 unsigned int droce_shm_doorbell_take(struct droce_shm_ring *db, uint32_t *cons,
 				     uint32_t *handles, unsigned int max);
+
+/**
+ * Engine: droce_shm_doorbell_take() within the geometry of view @p db
+ * (its @c idx is the private consumer index). Whatever the client writes
+ * into the ring, every access stays inside the mapping.
+ * @return the number of handles stored in @p handles.
+ */
+unsigned int droce_shm_doorbell_take_view(struct droce_shm_view *db, uint32_t *handles,
+					  unsigned int max);
 
 #endif /* DROCE_SHM_H */

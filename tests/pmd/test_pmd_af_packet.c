@@ -18,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_packet.h>
@@ -26,6 +27,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,8 +38,10 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "droce_fault.h"
 #include "droce_port.h"
 #include "pmd_test.h"
 
@@ -71,6 +75,24 @@ topology_down(void)
 	ns_made = false;
 }
 
+/* Namespaces left by runs that were killed: theirs, if that process is gone. */
+static void
+reap_stale_namespaces(void)
+{
+	DIR *d = opendir("/var/run/netns");
+	struct dirent *e;
+	int pid;
+	char ab;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (sscanf(e->d_name, "droce_pmd%c_%d", &ab, &pid) == 2 && (ab == 'A' || ab == 'B') &&
+		    kill(pid, 0) < 0 && errno == ESRCH)
+			sh("ip netns del %s 2>/dev/null", e->d_name);
+	closedir(d);
+}
+
 static int
 topology_up(void)
 {
@@ -80,6 +102,7 @@ topology_up(void)
 	snprintf(ns_b, sizeof(ns_b), "droce_pmdB_%d", pid);
 	snprintf(if_a, sizeof(if_a), "dpa%d", pid % 1000000);
 	snprintf(if_b, sizeof(if_b), "dpb%d", pid % 1000000);
+	reap_stale_namespaces();
 	if (sh("ip netns add %s", ns_a) != 0)
 		return -1;
 	ns_made = true;
@@ -417,6 +440,40 @@ START_TEST(test_peer_sees_our_igmp_report)
 }
 END_TEST
 
+/* --iface with a fault stage on top: every frame we send goes out twice. */
+START_TEST(test_fault_stage_over_af_packet)
+{
+	struct peer_job j = { .fn = peer_send_udp, .family = AF_INET, .port = 9 };
+	struct droce_fault_stats fs;
+	struct droce_port_conf c;
+	struct droce_port_info in;
+	uint16_t lower, id;
+	char name[64];
+
+	droce_port_conf_init(&c);
+	ck_assert_int_eq(droce_port_conf_iface(&c, if_a), 0);
+	ck_assert_int_eq(droce_port_conf_add_ip(&c, "10.199.0.1/24"), 0);
+	snprintf(c.fault, sizeof(c.fault), "seed=3,dup=1,dir=tx");
+	ck_assert_int_eq(droce_port_open(&c, &port), 0);
+	ck_assert_int_eq(droce_port_info(port, &in), 0);
+	ck_assert_str_eq(in.driver, DROCE_FAULT_DRIVER);
+	ck_assert_mem_eq(in.mac, mac_a, 6);		/* the kernel's, through the wrapper */
+	ck_assert_int_eq(droce_fault_lower_port(in.port_id, &lower), 0);
+	sh("ip -n %s neigh flush dev %s", ns_b, if_b);
+	with_peer(&j, 5000);
+	ck_assert(peer_neigh_has("10.199.0.1", mac_a));
+	ck_assert_int_eq(droce_fault_stats(in.port_id, &fs), 0);
+	ck_assert_uint_ge(fs.tx.dup, 1);
+	ck_assert_uint_eq(fs.tx.dup, fs.tx.in);
+	droce_port_close(port);
+	port = NULL;
+	/* both the fault vdev and the af_packet port it wrapped are gone */
+	snprintf(name, sizeof(name), "net_af_packet_%s", if_a);
+	ck_assert_int_ne(rte_eth_dev_get_port_by_name(name, &id), 0);
+	ck_assert(!rte_eth_dev_is_valid_port(in.port_id));
+}
+END_TEST
+
 static Suite *
 af_packet_suite(void)
 {
@@ -431,6 +488,10 @@ af_packet_suite(void)
 	tcase_add_test(tc, test_udp_4791_from_the_kernel_is_a_candidate);
 	tcase_add_test(tc, test_we_resolve_the_kernel_peer);
 	tcase_add_test(tc, test_peer_sees_our_igmp_report);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fault");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_fault_stage_over_af_packet);
 	suite_add_tcase(s, tc);
 	return s;
 }

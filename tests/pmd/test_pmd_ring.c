@@ -1080,6 +1080,72 @@ START_TEST(test_mcast_join_ipv6_sends_mld2)
 }
 END_TEST
 
+START_TEST(test_mld_query_is_answered)
+{
+	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+	static const uint8_t all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	struct droce_port_conf c;
+	struct droce_port *p;
+	struct rte_mbuf *m;
+	struct tframe f;
+	uint8_t *ip, *hbh, *icmp, snm[16] = { 0xff, 0x02, [11] = 1, [12] = 0xff };
+	uint16_t ck;
+
+	base_conf(&c);
+	memcpy(c.ipv6[0].addr, our_ip6, 16);
+	c.ipv6[0].prefix = 64;
+	c.n_ipv6 = 1;
+	p = open_port(&c);
+	ck_assert_uint_eq(drain_sent(), 1);		/* the report at open */
+	/* MLDv2 general query: hop-by-hop with router alert, ICMPv6 130, group :: */
+	memset(&f, 0, sizeof(f));
+	memcpy(f.b, all_nodes_mac, 6);
+	memcpy(f.b + 6, peer_mac, 6);
+	f.b[12] = 0x86;
+	f.b[13] = 0xdd;
+	ip = f.b + 14;
+	ip[0] = 0x60;
+	ip[5] = 8 + 28;
+	ip[6] = 0;
+	ip[7] = 1;
+	t_gid6(ip + 8, "fe80::2");
+	memcpy(ip + 24, all_nodes, 16);
+	hbh = ip + 40;
+	hbh[0] = 58;
+	hbh[2] = 5;
+	hbh[3] = 2;
+	hbh[6] = 1;
+	icmp = hbh + 8;
+	icmp[0] = 130;
+	icmp[4] = 0x27;				/* max response code */
+	icmp[5] = 0x10;
+	ck = t_icmp6_check(ip + 8, ip + 24, icmp, 28);
+	icmp[2] = (uint8_t)(ck >> 8);
+	icmp[3] = (uint8_t)ck;
+	f.len = 14 + 40 + 8 + 28;
+	inject(&f);
+	poll_port(p);
+	m = sent();
+	ck_assert_ptr_nonnull(m);
+	icmp = rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 48);
+	ck_assert_uint_eq(icmp[0], 143);
+	ck_assert_uint_eq((icmp[6] << 8 | icmp[7]), 1);
+	ck_assert_uint_eq(icmp[8], 2);			/* MODE_IS_EXCLUDE: current state */
+	memcpy(snm + 13, our_ip6 + 13, 3);
+	ck_assert_mem_eq(icmp + 12, snm, 16);
+	rte_pktmbuf_free(m);
+	ck_assert_uint_eq(cnt_of(p, DROCE_PORT_CNT_MCAST_QUERY_RX), 1);
+	/* the same query with a broken checksum is dropped */
+	icmp = f.b + 14 + 48;
+	icmp[2] ^= 0xff;
+	inject(&f);
+	poll_port(p);
+	ck_assert_ptr_null(sent());
+	ck_assert_uint_eq(drop_of(p, DROCE_PORT_DROP_ICMP6_BAD), 1);
+	close_port(p);
+}
+END_TEST
+
 /* ---- TX ---- */
 
 START_TEST(test_tx_refused_frames_are_freed_and_counted)
@@ -1208,6 +1274,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_mcast_join_sends_igmp3_and_filters);
 	tcase_add_test(tc, test_mcast_join_igmp2);
 	tcase_add_test(tc, test_mcast_join_ipv6_sends_mld2);
+	tcase_add_test(tc, test_mld_query_is_answered);
 	tcase_add_test(tc, test_tx_refused_frames_are_freed_and_counted);
 	tcase_add_test(tc, test_devargs_hotplug_and_remove);
 	tcase_add_test(tc, test_fault_wrapper_from_conf);

@@ -1,0 +1,80 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# Integration test: Debian's unmodified rdma-core tools through droce.
+#   run_tools.sh pair|single BUILD_DIR
+# pair: two droced in two network namespaces joined by a veth pair
+# (net_af_packet); single: both sides on one droced (loopback).
+# Each tool must exit 0 on both sides; the pingpongs validate their data
+# (-c). Clients use completion events (-e) where the tool has them: on a
+# 2-core machine busy-polling clients starve the daemons.
+# Exit 77 (skipped) without root or network namespaces.
+set -u
+mode=$1
+build=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export DROCE_BUILD="$build"
+
+[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 77; }
+command -v ibv_rc_pingpong >/dev/null || { echo "ibverbs-utils missing"; exit 77; }
+ip netns add droce-probe 2>/dev/null && ip netns del droce-probe || { echo "no netns"; exit 77; }
+
+trap '"$top/scripts/netns-pair" down >/dev/null 2>&1' EXIT
+if [ "$mode" = single ]; then
+	"$top/scripts/netns-pair" up --single || exit 1
+else
+	"$top/scripts/netns-pair" up || exit 1
+fi
+eval "$("$top/scripts/netns-pair" env)"
+
+fail=0
+log=$(mktemp -d)
+
+# run NAME SERVER_AND_CLIENT_ARGS...: server on side B, client on side A
+run() {
+	name=$1
+	shift
+	$DROCE_RUN_B timeout 120 "$@" >"$log/server" 2>&1 &
+	spid=$!
+	sleep 0.7
+	$DROCE_RUN_A timeout 120 "$@" "$DROCE_IP_B" >"$log/client" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+		echo "ok   $name: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' "$log/client" | tail -n 1 | tr -s ' ')"
+	else
+		echo "FAIL $name: client exit $crc, server exit $src"
+		sed 's/^/    client: /' "$log/client" | tail -n 15
+		sed 's/^/    server: /' "$log/server" | tail -n 15
+		fail=1
+	fi
+}
+
+g="-g $DROCE_GID_INDEX"
+run "ibv_devices" true
+$DROCE_RUN_A ibv_devices | grep -q "$DROCE_DEV" || { echo "FAIL ibv_devices lists no $DROCE_DEV"; fail=1; }
+$DROCE_RUN_A ibv_devinfo -v >"$log/devinfo" 2>&1 && grep -q "PORT_ACTIVE" "$log/devinfo" &&
+	grep -q "RoCE v2" "$log/devinfo" && echo "ok   ibv_devinfo -v" ||
+	{ echo "FAIL ibv_devinfo -v"; cat "$log/devinfo"; fail=1; }
+
+run "rc_pingpong" ibv_rc_pingpong -d "$DROCE_DEV" $g -n 100 -c -e
+run "rc_pingpong 1 MiB" ibv_rc_pingpong -d "$DROCE_DEV" $g -n 10 -s 1048576 -c -e
+run "rc_pingpong 100 B polling" ibv_rc_pingpong -d "$DROCE_DEV" $g -n 20 -s 100 -c
+run "rc_pingpong mtu 1024" ibv_rc_pingpong -d "$DROCE_DEV" $g -n 20 -s 5000 -m 1024 -c -e
+run "rc_pingpong mtu 4096" ibv_rc_pingpong -d "$DROCE_DEV" $g -n 20 -s 20000 -m 4096 -c -e
+run "uc_pingpong" ibv_uc_pingpong -d "$DROCE_DEV" $g -n 50 -s 2048 -c -e
+run "ud_pingpong" ibv_ud_pingpong -d "$DROCE_DEV" $g -n 50 -s 512 -c -e
+run "srq_pingpong" ibv_srq_pingpong -d "$DROCE_DEV" $g -n 50 -c -e
+run "ib_write_bw" ib_write_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 500
+run "ib_send_bw" ib_send_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 500
+run "ib_read_bw" ib_read_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 500
+run "ib_atomic_bw" ib_atomic_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 500
+run "ib_atomic_bw cmp_swap" ib_atomic_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 500 -A CMP_AND_SWAP
+run "ib_write_lat" ib_write_lat -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
+run "ib_send_lat" ib_send_lat -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
+run "ib_read_lat" ib_read_lat -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
+
+rm -rf "$log"
+exit $fail
