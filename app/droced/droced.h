@@ -40,6 +40,7 @@ struct droced_opts {
 	uint32_t sock_mode;		/* --socket-mode 0660 */
 	int sock_gid;			/* --socket-group */
 	uint64_t seed;			/* --seed: key bytes (tests) */
+	const char *fault;		/* --fault: net_droce_fault parameters */
 };
 
 /* A request handed from the control thread to the worker. */

@@ -31,6 +31,7 @@ static const struct option longopts[] = {
 	{ "neigh", required_argument, NULL, 'N' },
 	{ "idle", required_argument, NULL, 'I' },
 	{ "seed", required_argument, NULL, 'S' },
+	{ "fault", required_argument, NULL, 'F' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -51,6 +52,8 @@ usage(void)
 		"  --socket-group GRP  its group\n"
 		"  --name NAME         device name (default droce0)\n"
 		"  --idle busy|yield|sleep  what the worker does when idle (default busy)\n"
+		"  --fault PARAMS      wrap the port in net_droce_fault, e.g.\n"
+		"                      seed=1,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both\n"
 		"  --config FILE       read these options from FILE (key = value)\n",
 		DROCE_CTRL_SOCKET);
 }
@@ -118,6 +121,9 @@ apply(struct droced_opts *o, int c, const char *arg)
 		break;
 	case 'S':
 		o->seed = strtoull(arg, NULL, 0);
+		break;
+	case 'F':
+		o->fault = arg;
 		break;
 	default:
 		return -1;

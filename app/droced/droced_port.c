@@ -58,6 +58,8 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 		return -1;
 	}
 	pc.ipv6_link_local = true;
+	if (o->fault != NULL)
+		snprintf(pc.fault, sizeof(pc.fault), "%s", o->fault);
 	if (o->mtu)
 		pc.mtu = (uint16_t)o->mtu;
 	ret = droce_port_open(&pc, &ps.port);

@@ -75,7 +75,11 @@ enum droce_ctrl_type {
 	DROCE_CTRL_TYPE_COUNT
 };
 
-/** Name of a message type ("CREATE_QP"), for logs and droce-ctl. */
+/**
+ * Name of a message type ("CREATE_QP"), for logs and droce-ctl.
+ * @return a static string; "NONE" for 0 and "UNKNOWN" past the last type
+ *         (a peer's word, so any value is safe to pass).
+ */
 const char *droce_ctrl_type_name(uint32_t type);
 
 struct droce_ctrl_hdr {

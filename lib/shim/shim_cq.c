@@ -338,10 +338,13 @@ shim_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct shim_cq *cq = to_scq(ibcq);
 
-	/* release: completions we polled before arming are not the "next" one */
+	/*
+	 * seq_cst: pairs with the fence in droced's cq_signal(). Either the
+	 * daemon sees the arm, or our next poll sees its CQE (store-load).
+	 */
 	atomic_fetch_or_explicit(&cq->ring.r->flag,
 				 solicited_only ? DROCE_SHM_ARM_SOLICITED : DROCE_SHM_ARM_ANY,
-				 memory_order_release);
+				 memory_order_seq_cst);
 	return 0;
 }
 

@@ -22,7 +22,9 @@
  * mappings, private hugetlb) is moved. Shared file mappings (shm_open, an
  * application's own memfd, a shared file) are not moved: their own file is
  * found (an open descriptor with the same device and inode, the path, or
- * /proc/self/map_files) and passed as it is; without one, EOPNOTSUPP.
+ * /proc/self/map_files) and passed as it is if it is a memfd sealed against
+ * shrinking (droced maps nothing that could shrink under it); otherwise,
+ * EOPNOTSUPP. Our own memfd is sealed against shrinking and growing.
  *
  * A registry counts registrations per page range. When the last one over a
  * range goes, its pages are copied back to private anonymous memory (so
@@ -34,10 +36,19 @@
  * other threads to the same pages in that window are lost too: that is the
  * documented race (doc/user-guide.md), as rdma-core documents fork.
  *
- * fork(): the child would share the moved pages with its parent. A
- * pthread_atfork child handler copies every moved range back to private
- * memory in the child, which gives it the copy-on-fork semantics of a
- * modern kernel (hence ibv_is_fork_initialized() says IBV_FORK_UNNEEDED).
+ * fork(): a child would share the moved pages with its parent, and its
+ * first heap write would land in the parent's memory. So the pthread_atfork
+ * handlers (registered at load, so the child's runs before any the
+ * application registers) mark the moved ranges MADV_DONTFORK just before
+ * the fork, and in the child map private pages there again, filled from
+ * the memfd: the child gets a private copy, as with a modern kernel's
+ * copy-on-fork (hence ibv_is_fork_initialized() says IBV_FORK_UNNEEDED).
+ * Ranges next to the forking thread's stack pointer stay inherited (its
+ * stack must be there when fork returns) and are copied back to private
+ * memory first thing in the child. Between the fork and that handler the
+ * child must not touch registered pages (it would fault): glibc itself
+ * does not. The plan for the child lives in an mmap of its own, and the
+ * child handler does not allocate.
  *
  * Everything here runs under mem_lock; any thread may call in.
  */
@@ -301,12 +312,9 @@ mem_privatize(uintptr_t s, uintptr_t e, int prot)
 
 /* ---- the memfd ---- */
 
-static void mem_atfork_child(void);
-
 static int
 mem_file_init(void)
 {
-	static bool atfork_done;
 	struct stat st;
 	int fd;
 
@@ -328,10 +336,6 @@ mem_file_init(void)
 	mem_major = major(st.st_dev);
 	mem_minor = minor(st.st_dev);
 	mem_ino = st.st_ino;
-	if (!atfork_done) {
-		if (pthread_atfork(NULL, NULL, mem_atfork_child) == 0)
-			atfork_done = true;
-	}
 	return 0;
 }
 
@@ -427,6 +431,19 @@ fd_matches(int fd, const struct mem_vma *v)
 	       major(st.st_dev) == v->major && minor(st.st_dev) == v->minor;
 }
 
+/*
+ * droced maps a file only if it cannot shrink under the mapping (a SIGBUS
+ * in the daemon): a memfd sealed with F_SEAL_SHRINK. Sealing the
+ * application's file ourselves would change it for the application.
+ */
+static bool
+fd_sealed(int fd)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK);
+}
+
 /* A new descriptor of the file mapped by @p v, or -1. */
 static int
 find_file(const struct mem_vma *v, bool writable)
@@ -486,6 +503,10 @@ mem_get_foreign(const struct mem_vma *v, int n, uintptr_t addr, bool writable,
 	fd = find_file(&v[0], writable);
 	if (fd < 0)
 		return EOPNOTSUPP;
+	if (!fd_sealed(fd)) {
+		close(fd);
+		return EOPNOTSUPP;
+	}
 	ref->fd = fd;
 	ref->fd_owned = true;
 	ref->fd_offset = v[0].off + (addr - v[0].start);
@@ -620,36 +641,124 @@ shim_mem_ref_done(struct shim_mem_ref *ref)
 	ref->fd_owned = false;
 }
 
-/*
- * In the child of fork(): nothing may stay shared with the parent. Runs in
- * the only thread of the child; the parent's mem_lock state is irrelevant
- * (it may have been held by another parent thread, so it is reset).
- */
+/* ---- fork ---- */
+
+struct fork_piece {
+	uintptr_t s, e;
+	int prot;
+	bool dontfork;		/* not inherited: the child maps fresh pages */
+};
+
+static struct fork_piece *fork_plan;	/* an mmap of its own, never on the heap */
+static size_t fork_plan_len, fork_npieces;
+
+/* Parent, just before fork() (holds mem_lock until the fork is over). */
 static void
-mem_atfork_child(void)
+mem_fork_prepare(void)
 {
-	size_t i;
+	uintptr_t sp = (uintptr_t)&sp;
+	size_t i, cap = 0;
 	int n, j;
 
-	pthread_mutex_init(&mem_lock, NULL);
-	if (mem_fd < 0)
+	pthread_mutex_lock(&mem_lock);
+	fork_npieces = 0;
+	if (mem_fd < 0 || nivals == 0)
 		return;
 	for (i = 0; i < nivals; i++) {
 		struct mem_vma *v = NULL;
 
 		n = maps_collect(ivals[i].lo, ivals[i].hi, &v);
 		for (j = 0; j < n; j++) {
-			uintptr_t s = v[j].start > ivals[i].lo ? v[j].start : ivals[i].lo;
-			uintptr_t e = v[j].end < ivals[i].hi ? v[j].end : ivals[i].hi;
+			uintptr_t ps = v[j].start > ivals[i].lo ? v[j].start : ivals[i].lo;
+			uintptr_t pe = v[j].end < ivals[i].hi ? v[j].end : ivals[i].hi;
+			struct fork_piece *fp;
 
-			if (vma_is_ours(&v[j]))
-				(void)mem_privatize(s, e, v[j].prot);
+			if (!vma_is_ours(&v[j]))
+				continue;
+			if (fork_npieces == cap) {
+				size_t len = (cap ? cap * 2 : 64) * sizeof(*fork_plan);
+				void *np = mmap(NULL, len, PROT_READ | PROT_WRITE,
+						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+				if (np == MAP_FAILED)
+					break;
+				if (fork_plan != NULL) {
+					memcpy(np, fork_plan, fork_npieces * sizeof(*fork_plan));
+					munmap(fork_plan, fork_plan_len);
+				}
+				fork_plan = np;
+				fork_plan_len = len;
+				cap = len / sizeof(*fork_plan);
+			}
+			fp = &fork_plan[fork_npieces++];
+			fp->s = ps;
+			fp->e = pe;
+			fp->prot = v[j].prot;
+			/* the forking thread's own stack must survive the return from fork() */
+			fp->dontfork = pe + MEM_ALT_STACK_BYTES <= sp ||
+				       ps >= sp + MEM_ALT_STACK_BYTES;
+			if (fp->dontfork && madvise((void *)ps, pe - ps, MADV_DONTFORK) != 0)
+				fp->dontfork = false;
 		}
 		free(v);
 	}
-	free(ivals);
+}
+
+/* Parent, after fork(). */
+static void
+mem_fork_parent(void)
+{
+	size_t i;
+
+	for (i = 0; i < fork_npieces; i++)
+		if (fork_plan[i].dontfork)
+			(void)madvise((void *)fork_plan[i].s, fork_plan[i].e - fork_plan[i].s,
+				      MADV_DOFORK);
+	fork_npieces = 0;
+	pthread_mutex_unlock(&mem_lock);
+}
+
+/* Child: private copies of everything moved, then forget the memfd. */
+static void
+mem_fork_child(void)
+{
+	size_t i;
+
+	for (i = 0; i < fork_npieces; i++) {
+		struct fork_piece *fp = &fork_plan[i];
+		size_t len = fp->e - fp->s, off = 0;
+		ssize_t n;
+
+		if (!fp->dontfork) {
+			(void)mem_privatize(fp->s, fp->e, fp->prot);
+			continue;
+		}
+		if (mmap((void *)fp->s, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			continue;
+		while (off < len) {
+			n = pread(mem_fd, (char *)fp->s + off, len - off, (off_t)(fp->s + off));
+			if (n <= 0 && !(n < 0 && errno == EINTR))
+				break;
+			if (n > 0)
+				off += (size_t)n;
+		}
+		(void)mprotect((void *)fp->s, len, fp->prot);
+	}
+	fork_npieces = 0;
+	if (mem_fd >= 0) {
+		close(mem_fd);
+		mem_fd = -1;
+	}
+	free(ivals);	/* the heap is private again */
 	ivals = NULL;
 	nivals = 0;
-	close(mem_fd);
-	mem_fd = -1;
+	pthread_mutex_init(&mem_lock, NULL);
+}
+
+/* At load, so the child handler runs before the application's own. */
+__attribute__((constructor)) static void
+mem_atfork_register(void)
+{
+	(void)pthread_atfork(mem_fork_prepare, mem_fork_parent, mem_fork_child);
 }

@@ -37,14 +37,19 @@
  *   slot writes, then release prod   ->  acquire prod, then slot reads
  *   slot reads, then release cons    ->  acquire cons, then slot reuse
  *   DB: fill slot, release seq       ->  acquire seq, then read handle
- *   DB: publish prod; seq_cst fence;  |  clear flag; seq_cst fence;
- *       exchange flag (doorbell)      |      load prod (doorbell_clear)
+ *   publish prod, then exchange flag ->  exchange flag (doorbell_clear),
+ *     (droce_shm_doorbell, acq_rel)        then load prod
  *
- * The last pair is Dekker's: of the client's fence and the engine's, one
- * comes first in the single total order of seq_cst fences. If the client's
- * does, the engine's load sees its prod; if the engine's does, the client's
- * exchange sees the cleared flag and rings again. Either way no work is
- * left unannounced.
+ * The last pair needs no fence because after ring init every write to a
+ * doorbell flag is a read-modify-write: the client's set, its undo after a
+ * full DB ring, and the engine's clear. The writes of one flag therefore
+ * form a single release sequence, and each RMW reads the value just
+ * before it. A client whose exchange comes before the engine's clear
+ * synchronizes with that clear, so the engine's next load of prod sees the
+ * client's publication. A client whose exchange comes after it reads 0
+ * (and rings) or another client's 1 (and that client rings). So no work is
+ * ever left unannounced. A plain store clearing the flag would break the
+ * chain: always clear with droce_shm_doorbell_clear().
  *
  * Geometry the engine relies on (slot count and size) is fixed at create,
  * but it lives in a header the client can overwrite. The engine therefore
@@ -272,15 +277,16 @@ droce_shm_load_cons(struct droce_shm_ring *r)
  * Engine: clear a doorbell flag before draining its ring (SQ/RQ), then
  * read the producer index with droce_shm_load_prod().
  *
- * seq_cst fence: pairs with the fence in droce_shm_doorbell() (Dekker, see
- * the top of this file). A plain seq_cst store followed by an acquire load
- * is not enough in C11: the load may be satisfied before the store is seen.
+ * An exchange, not a store. acquire: pairs with the release of every
+ * client exchange in droce_shm_doorbell() since the previous clear (they
+ * form one release sequence, see the top of this file), so the prod each
+ * of those clients published is visible to the load that follows.
+ * @return the flag's previous value (0 if nobody rang since the last clear).
  */
-static inline void
+static inline uint32_t
 droce_shm_doorbell_clear(_Atomic uint32_t *flag)
 {
-	atomic_store_explicit(flag, 0, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_exchange_explicit(flag, 0, memory_order_acq_rel);
 }
 
 /**
@@ -323,8 +329,8 @@ int droce_shm_view_init(struct droce_shm_view *v, struct droce_shm_ring *r);
  * engine has yet to clear the flag and will drain after it does).
  * Multi-producer safe: any number of the client's threads, lock-free.
  *
- * Call it after publishing the slots it announces (droce_shm_publish());
- * its leading seq_cst fence orders that publication before the flag test.
+ * Call it after publishing the slots it announces (droce_shm_publish()):
+ * its release exchange of the flag carries that publication to the engine.
  *
  * @return 0 when the doorbell is rung or was already pending; -EAGAIN if
  *         the DB ring is full. The flag is then cleared again (by an RMW,

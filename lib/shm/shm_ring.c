@@ -150,16 +150,13 @@ droce_shm_doorbell(struct droce_shm_ring *db, _Atomic uint32_t *flag, uint32_t h
 	struct droce_shm_db *slot;
 
 	/*
-	 * seq_cst fence: pairs with the one in droce_shm_doorbell_clear(). The
-	 * caller's release store of prod precedes it, so either the engine's
-	 * next load of prod sees that store or our exchange sees its cleared
-	 * flag (Dekker; droce_shm.h explains).
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
-	/*
-	 * acq_rel: if the flag was already set, whoever set it (or cleared it
-	 * by an RMW after a full ring) continues the release sequence that
-	 * carries our prod store to the engine.
+	 * acq_rel: release pairs with the acquire of the engine's
+	 * droce_shm_doorbell_clear(), which our exchange precedes or follows in
+	 * the flag's single chain of RMWs. If it precedes, the engine's next
+	 * load of prod sees the caller's publication; if it follows, we read 0
+	 * and ring. If the flag was already set, the thread that set it rings,
+	 * and our exchange rides in the release sequence to the engine's clear.
+	 * (acquire is not needed here: the undo below is the RMW that acquires.)
 	 */
 	if (atomic_exchange_explicit(flag, 1, memory_order_acq_rel) != 0)
 		return 0;
@@ -175,10 +172,10 @@ droce_shm_doorbell(struct droce_shm_ring *db, _Atomic uint32_t *flag, uint32_t h
 		cons = droce_shm_load_cons(db);
 		if (idx - cons >= nslots) {
 			/*
-			 * Full. Clear the flag again so a retry rings; an RMW,
-			 * not a store, so that a thread which found our 1 and
-			 * left its work to us is acquired here and handed on
-			 * by our next exchange's release.
+			 * Full. Clear the flag again so a retry rings. An RMW,
+			 * not a store, keeps the flag's release sequence whole:
+			 * a thread that found our 1 and left its work to us is
+			 * acquired here and handed on by our retry's release.
 			 */
 			(void)atomic_exchange_explicit(flag, 0, memory_order_acq_rel);
 			return -EAGAIN;

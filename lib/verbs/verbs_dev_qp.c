@@ -138,8 +138,15 @@ ops_recv_get(void *ctx, struct droce_tqp *t, struct droce_recv_wqe *w)
 static void
 cq_signal(struct dev_cq *cq, bool solicited_or_error)
 {
-	uint32_t arm = atomic_load_explicit(&cq->ring.r->flag, memory_order_acquire);
-	uint32_t h = cq->o.handle;
+	uint32_t arm, h = cq->o.handle;
+
+	/*
+	 * Store-load: our prod store must be visible before we read the arm
+	 * flag, or a client that arms and then polls (seq_cst RMW in the shim's
+	 * req_notify) could miss both the CQE and the event.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	arm = atomic_load_explicit(&cq->ring.r->flag, memory_order_acquire);
 
 	if (arm == 0 || (arm == DROCE_SHM_ARM_SOLICITED && !solicited_or_error))
 		return;

@@ -144,7 +144,10 @@ ring_new(struct ring *rg, enum droce_shm_kind kind, uint32_t handle, uint32_t ns
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	if (p == MAP_FAILED)
 		return errno;
-	droce_shm_ring_init(p, kind, handle, nslots, slot);
+	if (droce_shm_ring_init(p, kind, handle, nslots, slot) != 0) {
+		munmap(p, len);
+		return EINVAL;
+	}
 	rg->r = p;
 	rg->len = len;
 	rg->cons = rg->prod = 0;
@@ -395,8 +398,8 @@ execute(struct obj *qp, const struct droce_shm_swqe *w)
 		break;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		p = peer == NULL ? NULL : mem_at(peer->client, w->rkey, w->remote_addr, (uint64_t)len,
-						 IBV_ACCESS_REMOTE_WRITE, true);
+		p = peer == NULL ? NULL : mem_at(peer->client, w->rkey, w->remote_addr,
+						 (uint64_t)len, IBV_ACCESS_REMOTE_WRITE, true);
 		if (p == NULL) {
 			sc.status = IBV_WC_REM_ACCESS_ERR;
 			goto complete;
@@ -472,13 +475,15 @@ complete:
 	return 1;
 }
 
-static void
+/* @return whether any work was done. */
+static bool
 qp_progress(struct obj *qp)
 {
 	struct droce_shm_swqe w;
+	bool busy = false;
 
 	if (qp->sq.r == NULL)
-		return;
+		return false;
 	atomic_store(&qp->sq.r->flag, 0);
 	if (qp->rq.r != NULL)
 		atomic_store(&qp->rq.r->flag, 0);
@@ -487,6 +492,7 @@ qp_progress(struct obj *qp)
 		if (!execute(qp, &w))
 			break;
 		droce_shm_release(qp->sq.r, ++qp->sq.cons);
+		busy = true;
 	}
 	/* a QP in error flushes its receives */
 	if (qp->attr.qp_state == IBV_QPS_ERR && qp->rq.r != NULL) {
@@ -497,14 +503,18 @@ qp_progress(struct obj *qp)
 						   .opcode = IBV_WC_RECV, .qp_num = qp->qpn };
 
 			cqe_push(qp->recv_cq, &e, false);
+			busy = true;
 		}
 	}
+	return busy;
 }
 
-static void
+/* @return whether any work was done. */
+static bool
 engine_poll(void)
 {
 	uint32_t handles[64], h;
+	bool busy = false;
 	int c;
 
 	for (c = 0; c < MAX_CLIENTS; c++)
@@ -513,8 +523,9 @@ engine_poll(void)
 						      64);
 	/* rescan everything: the mock has few QPs and no budget to keep */
 	for (h = 1; h <= MAX_OBJS; h++)
-		if (objs[h].kind == O_QP)
-			qp_progress(&objs[h]);
+		if (objs[h].kind == O_QP && qp_progress(&objs[h]))
+			busy = true;
+	return busy;
 }
 
 /* ---- control messages ---- */
@@ -659,6 +670,10 @@ handle_msg(int c, const struct droce_ctrl_hdr *h, const void *body, const int *f
 
 		NEED(*q);
 		if (fds[0] < 0 || obj_get(c, q->pd_handle, O_PD) == NULL || q->length == 0)
+			return EINVAL;
+		/* as droced: nothing that could shrink under our mapping */
+		ret = fcntl(fds[0], F_GET_SEALS);
+		if (ret < 0 || !(ret & F_SEAL_SHRINK))
 			return EINVAL;
 		hnd = obj_new(O_MR, c);
 		if (hnd == 0)
@@ -815,9 +830,11 @@ handle_msg(int c, const struct droce_ctrl_hdr *h, const void *body, const int *f
 		o->attr.qp_state = IBV_QPS_RESET;
 		o->cap.max_send_wr = ns;
 		o->cap.max_recv_wr = q->srq_handle ? 0 : nr;
-		o->cap.max_send_sge = DROCE_SHM_MAX_SGE;
-		o->cap.max_recv_sge = q->srq_handle ? 0 : DROCE_SHM_MAX_SGE;
-		o->cap.max_inline_data = MAX_INLINE;
+		/* grant what was asked, as a device whose limits are not hit does */
+		o->cap.max_send_sge = q->cap.max_send_sge ? q->cap.max_send_sge : 1;
+		o->cap.max_recv_sge = q->srq_handle ? 0 :
+				      q->cap.max_recv_sge ? q->cap.max_recv_sge : 1;
+		o->cap.max_inline_data = q->cap.max_inline_data;
 		r->qp_handle = hnd;
 		r->qp_num = o->qpn;
 		r->cap = o->cap;
@@ -975,7 +992,7 @@ main(int argc, char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	bool stdin_lifetime = argc > 2 && strcmp(argv[2], "--stdin-lifetime") == 0;
 	struct pollfd pfd[MAX_CLIENTS + 2];
-	int lfd, c, n;
+	int lfd, c, n, idle = 0;
 
 	if (argc < 2 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "usage: mock_droced SOCKET_PATH [--stdin-lifetime]\n");
@@ -1000,7 +1017,8 @@ main(int argc, char **argv)
 		pfd[1] = (struct pollfd){ .fd = stdin_lifetime ? 0 : -1, .events = POLLIN };
 		for (c = 0; c < MAX_CLIENTS; c++)
 			pfd[c + 2] = (struct pollfd){ .fd = clients[c].fd, .events = POLLIN };
-		n = poll(pfd, MAX_CLIENTS + 2, 1);
+		/* spin while there is work, then sleep in poll() */
+		n = poll(pfd, MAX_CLIENTS + 2, idle > 1000 ? 1 : 0);
 		if (n > 0) {
 			if (pfd[0].revents & POLLIN) {
 				int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -1025,7 +1043,7 @@ main(int argc, char **argv)
 				if (clients[c].fd >= 0 && (pfd[c + 2].revents & (POLLIN | POLLHUP)))
 					serve(c);
 		}
-		engine_poll();
+		idle = engine_poll() || n > 0 ? 0 : idle + 1;
 	}
 	for (c = 0; c < MAX_CLIENTS; c++)
 		if (clients[c].fd >= 0)

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +74,7 @@ mock_start(const char *mock)
 	if (mock_pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
+		prctl(PR_SET_PDEATHSIG, SIGTERM);	/* a crashed test takes the mock along */
 		dup2(null, 1);
 		execl(mock, mock, sock_path, (char *)NULL);
 		_exit(127);
@@ -243,9 +245,21 @@ test_memory(struct ibv_pd *pd)
 	CHECK(mr == NULL || ibv_dereg_mr(mr) == 0, "dereg mmap");
 	munmap(anon, 1 << 20);
 
-	/* a shared mapping of the application's own memfd: registered by its fd */
-	fd = memfd_create("app-shared", 0);
+	/* a shared mapping of the application's own unsealed memfd: EOPNOTSUPP */
+	fd = memfd_create("app-unsealed", 0);
 	REQUIRE(fd >= 0 && ftruncate(fd, 4 * pg) == 0, "memfd");
+	anon = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	REQUIRE(anon != MAP_FAILED, "mmap shared");
+	errno = 0;
+	CHECK(ibv_reg_mr(pd, anon, pg, rw) == NULL && errno == EOPNOTSUPP,
+	      "unsealed shared file: errno %d", errno);
+	munmap(anon, 4 * pg);
+	close(fd);
+
+	/* ... and of one sealed against shrinking: registered by its own fd */
+	fd = memfd_create("app-shared", MFD_ALLOW_SEALING);
+	REQUIRE(fd >= 0 && ftruncate(fd, 4 * pg) == 0 &&
+		fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0, "memfd");
 	anon = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	REQUIRE(anon != MAP_FAILED, "mmap shared");
 	mr = ibv_reg_mr(pd, anon + 10, 3 * pg, rw);
@@ -374,7 +388,8 @@ test_rc(struct ibv_context *ctx, struct ibv_pd *pd)
 	ia.send_cq = ia.recv_cq = cq;
 	a = ibv_create_qp(pd, &ia);
 	REQUIRE(a != NULL, "create_qp: %s", strerror(errno));
-	CHECK(ia.cap.max_send_wr >= 16 && ia.cap.max_inline_data >= 64, "granted caps written back");
+	CHECK(ia.cap.max_send_wr >= 16 && ia.cap.max_inline_data >= 64,
+	      "granted caps written back");
 	b = ibv_create_qp(pd, &ia);
 	REQUIRE(b != NULL, "create_qp b");
 	CHECK(ibv_qp_to_qp_ex(a) == NULL, "qp_ex without send_ops_flags");
@@ -411,8 +426,8 @@ test_rc(struct ibv_context *ctx, struct ibv_pd *pd)
 	for (i = 0; i < n; i++) {
 		CHECK(wc[i].status == IBV_WC_SUCCESS, "status %s", ibv_wc_status_str(wc[i].status));
 		if (wc[i].opcode == IBV_WC_RECV)
-			CHECK(wc[i].wr_id == 100 && wc[i].byte_len == 23 && wc[i].qp_num == b->qp_num,
-			      "recv wc");
+			CHECK(wc[i].wr_id == 100 && wc[i].byte_len == 23 &&
+			      wc[i].qp_num == b->qp_num, "recv wc");
 		else
 			CHECK(wc[i].opcode == IBV_WC_SEND && wc[i].wr_id == 1, "send wc");
 	}
@@ -442,8 +457,8 @@ test_rc(struct ibv_context *ctx, struct ibv_pd *pd)
 	CHECK(n == 2 && strcmp(buf + 6000, "written") == 0, "write_imm landed");
 	for (i = 0; i < n; i++)
 		if (wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM)
-			CHECK((wc[i].wc_flags & IBV_WC_WITH_IMM) && wc[i].imm_data == htobe32(0xabcd),
-			      "imm");
+			CHECK((wc[i].wc_flags & IBV_WC_WITH_IMM) &&
+			      wc[i].imm_data == htobe32(0xabcd), "imm");
 
 	/* READ and fetch-and-add */
 	strcpy(buf + 7000, "read me");
@@ -591,7 +606,8 @@ test_ud(struct ibv_context *ctx, struct ibv_pd *pd)
 	buf = malloc(512);
 	mr = ibv_reg_mr(pd, buf, 512, IBV_ACCESS_LOCAL_WRITE);
 	REQUIRE(mr != NULL, "reg");
-	rsge = (struct ibv_sge){ .addr = (uintptr_t)buf + 100, .length = 40 + 64, .lkey = mr->lkey };
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)buf + 100, .length = 40 + 64,
+				 .lkey = mr->lkey };
 	rwr = (struct ibv_recv_wr){ .wr_id = 9, .sg_list = &rsge, .num_sge = 1 };
 	CHECK(ibv_post_recv(b, &rwr, &rbad) == 0, "post_recv");
 	strcpy(buf, "datagram");
@@ -659,6 +675,7 @@ test_ex(struct ibv_context *ctx, struct ibv_pd *pd)
 	errno = 0;
 	CHECK(ibv_create_qp_ex(ctx, &qia) == NULL && errno == EOPNOTSUPP, "READ on UC refused");
 	qia.qp_type = IBV_QPT_RC;
+	qia.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_RDMA_READ;
 	qia.send_ops_flags |= IBV_QP_EX_WITH_TSO;
 	errno = 0;
 	CHECK(ibv_create_qp_ex(ctx, &qia) == NULL && errno == EOPNOTSUPP, "TSO refused");
