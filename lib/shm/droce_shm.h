@@ -39,6 +39,8 @@
  *   DB: fill slot, release seq       ->  acquire seq, then read handle
  *   publish prod, then exchange flag ->  exchange flag (doorbell_clear),
  *     (droce_shm_doorbell, acq_rel)        then load prod
+ *   CQ: arm flag (droce_shm_cq_arm)  <-> publish prod, then RMW-read flag
+ *     then poll prod                       (droce_shm_cq_fire)
  *
  * The last pair needs no fence because after ring init every write to a
  * doorbell flag is a read-modify-write: the client's set, its undo after a
@@ -50,6 +52,12 @@
  * (and rings) or another client's 1 (and that client rings). So no work is
  * ever left unannounced. A plain store clearing the flag would break the
  * chain: always clear with droce_shm_doorbell_clear().
+ *
+ * A CQ's arm flag works the same way in the other direction, and for the
+ * same reason both sides touch it only by RMW. A plain load of the flag
+ * after publishing a completion can be satisfied before the prod store is
+ * visible (x86 store buffering), while the client arms and polls the old
+ * prod: no event and nothing to poll, and the application sleeps forever.
  *
  * Geometry the engine relies on (slot count and size) is fixed at create,
  * but it lives in a header the client can overwrite. The engine therefore
@@ -287,6 +295,51 @@ static inline uint32_t
 droce_shm_doorbell_clear(_Atomic uint32_t *flag)
 {
 	return atomic_exchange_explicit(flag, 0, memory_order_acq_rel);
+}
+
+/**
+ * Client: arm CQ ring @p cq for one completion event (ibv_req_notify_cq()),
+ * then poll it as usual. A completion the engine published before it saw
+ * the arm raises no event but is visible to that poll.
+ *
+ * acq_rel RMW: pairs with the one in droce_shm_cq_fire(). If the engine's
+ * comes first in the flag's chain of RMWs, it synchronizes with us and its
+ * prod is visible to our next droce_shm_load_prod(); if ours comes first,
+ * the engine sees the arm and fires.
+ */
+static inline void
+droce_shm_cq_arm(struct droce_shm_ring *cq, bool solicited_only)
+{
+	atomic_fetch_or_explicit(&cq->flag,
+				 solicited_only ? DROCE_SHM_ARM_SOLICITED : DROCE_SHM_ARM_ANY,
+				 memory_order_acq_rel);
+}
+
+/**
+ * Engine: after publishing a completion with droce_shm_publish(), decide
+ * whether it raises the CQ's event, and disarm the CQ if it does. Only the
+ * flag word is touched, so a ring reached through a view is fine.
+ *
+ * The flag is read by an RMW (adding 0), never a plain load: pairs with
+ * droce_shm_cq_arm() (see there, and the top of this file). Disarming is a
+ * CAS, so an arm the client adds meanwhile is not wiped out unseen.
+ *
+ * @param solicited_or_error  the completion was for a solicited message, or
+ *                            is an error (IBA: both satisfy a SOLICITED arm)
+ * @return true if the caller must signal the CQ's completion channel.
+ */
+static inline bool
+droce_shm_cq_fire(struct droce_shm_ring *cq, bool solicited_or_error)
+{
+	uint32_t v = atomic_fetch_add_explicit(&cq->flag, 0, memory_order_acq_rel);
+
+	while (v != 0 && ((v & DROCE_SHM_ARM_ANY) || solicited_or_error)) {
+		/* acq_rel: stays in the chain; on failure v is reloaded, retry */
+		if (atomic_compare_exchange_weak_explicit(&cq->flag, &v, 0, memory_order_acq_rel,
+							  memory_order_acquire))
+			return true;
+	}
+	return false;
 }
 
 /**

@@ -253,8 +253,16 @@ dev_ring_create(struct dev_ring *ring, enum droce_shm_kind kind, uint32_t handle
 	}
 	ring->map_len = len;
 	ring->nslots = nslots;
+	ring->slot_shift = 0;
+	while ((1u << ring->slot_shift) < slot_size)
+		ring->slot_shift++;
 	ring->idx = 0;
-	droce_shm_ring_init(ring->r, kind, handle, nslots, slot_size);
+	if (droce_shm_ring_init(ring->r, kind, handle, nslots, slot_size) < 0) {
+		munmap(ring->r, len);
+		ring->r = NULL;
+		ret = -EINVAL;
+		goto err_close;
+	}
 	*fd_out = fd;
 	return 0;
 

@@ -43,8 +43,16 @@ struct dev_ring {
 	struct droce_shm_ring *r;
 	uint64_t map_len;
 	uint32_t nslots;	/* copied at create: never re-read from shm */
+	uint32_t slot_shift;	/* log2 of the slot size, likewise */
 	uint32_t idx;		/* our index: cons for SQ/RQ, prod for CQ */
 };
+
+/* A slot within the geometry we created: a client may rewrite the header. */
+static inline void *
+dev_slot(const struct dev_ring *ring, uint32_t idx)
+{
+	return ring->r->slots + ((size_t)(idx & (ring->nslots - 1)) << ring->slot_shift);
+}
 
 struct dev_pd {
 	struct dev_obj o;

@@ -90,7 +90,7 @@ rwqe_take(struct dev_ring *ring, uint32_t max_sge, struct droce_recv_wqe *w)
 		return -EAGAIN;
 	if (prod - ring->idx > ring->nslots)
 		return -EBADMSG;	/* impossible index: the client is broken */
-	memcpy(&s, droce_shm_slot(ring->r, ring->idx), sizeof(s));
+	memcpy(&s, dev_slot(ring, ring->idx), sizeof(s));
 	ring->idx++;
 	droce_shm_release(ring->r, ring->idx);
 	if (s.num_sge > max_sge)
@@ -172,7 +172,7 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 		dev_async_event(cq->o.cl, IBV_EVENT_CQ_ERR, cq->o.handle);
 		return -ENOSPC;
 	}
-	s = droce_shm_slot(cq->ring.r, cq->ring.idx);
+	s = dev_slot(&cq->ring, cq->ring.idx);
 	memset(s, 0, sizeof(*s));
 	s->wr_id = c->wr_id;
 	s->status = c->status;
@@ -715,7 +715,7 @@ dev_qp_drain(struct droce_dev *dev, struct dev_qp *qp, uint64_t now)
 	(void)now;
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_RTR)
 		return;		/* posted WQEs wait for RTS (or are dropped by RESET) */
-	atomic_store_explicit(&qp->sq.r->flag, 0, memory_order_seq_cst);
+	droce_shm_doorbell_clear(&qp->sq.r->flag);
 	prod = droce_shm_load_prod(qp->sq.r);
 	if (prod - qp->sq.idx > qp->sq.nslots) {
 		DEV_CNT(dev, BAD_RING);
@@ -729,7 +729,7 @@ dev_qp_drain(struct droce_dev *dev, struct dev_qp *qp, uint64_t now)
 		/* room in the transport's queue: it holds WQEs until they retire */
 		if (qp->tqp.sq_post - qp->tqp.comp.idx >= qp->tqp.sq_size)
 			break;
-		memcpy(&s, droce_shm_slot(qp->sq.r, qp->sq.idx), sizeof(s));
+		memcpy(&s, dev_slot(&qp->sq, qp->sq.idx), sizeof(s));
 		if (!swqe_convert(dev, qp, &s, &w, &status)) {
 			DEV_CNT(dev, BAD_WQE);
 			w.local_done = true;
@@ -754,7 +754,15 @@ droce_dev_doorbells(struct droce_dev *dev, uint64_t now)
 	for (cl = dev->clients; cl != NULL; cl = cl->next) {
 		if (cl->db.r == NULL)
 			continue;
-		n = droce_shm_doorbell_take(cl->db.r, &cl->db.idx, handles, DROCE_DIM(handles));
+		struct droce_shm_view v = {
+			.r = cl->db.r,
+			.idx = cl->db.idx,
+			.nslots = cl->db.nslots,
+			.log2_slot_size = cl->db.slot_shift,
+		};
+
+		n = droce_shm_doorbell_take_view(&v, handles, DROCE_DIM(handles));
+		cl->db.idx = v.idx;
 		for (i = 0; i < n; i++) {
 			struct dev_qp *qp = dev_obj_get(cl, handles[i], OBJ_QP);
 
