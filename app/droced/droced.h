@@ -78,6 +78,8 @@ int droced_port_open(struct droced *d, struct droce_dev_conf *conf);
 unsigned int droced_port_rx(struct droced *d, uint64_t now);
 void droced_port_flush(struct droced *d);
 void droced_port_close(struct droced *d);
+/* Received frames the parser refused, by DROCE_WIRE_DROPS reason. Worker. */
+const uint64_t *droced_port_wire_drops(void);
 extern const struct droce_dev_port_ops droced_port_ops;
 
 /* DPDK telemetry commands (/droce/...). */

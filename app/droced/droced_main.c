@@ -81,6 +81,41 @@ worker_loop(struct droced *d)
 	}
 }
 
+/*
+ * Several droced on one host must not share DPDK's runtime directory: unless
+ * the EAL options choose (--file-prefix, --in-memory, --no-shconf), the
+ * prefix is "droce-" and the device name, which droce-ctl -p also uses.
+ */
+static char **
+eal_args_with_prefix(int *argc, char **argv)
+{
+	static char prefix[96];
+	const char *name = "droce0";
+	char **out;
+	int i, dashdash = *argc;
+
+	for (i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0 && dashdash == *argc)
+			dashdash = i;
+		else if (i < dashdash && (strncmp(argv[i], "--file-prefix", 13) == 0 ||
+					  strcmp(argv[i], "--in-memory") == 0 ||
+					  strcmp(argv[i], "--no-shconf") == 0))
+			return argv;
+		else if (i > dashdash && strcmp(argv[i], "--name") == 0 && i + 1 < *argc)
+			name = argv[i + 1];
+	}
+	out = calloc((size_t)*argc + 2, sizeof(*out));
+	if (out == NULL)
+		return argv;
+	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-%s", name);
+	out[0] = argv[0];
+	out[1] = prefix;
+	for (i = 1; i < *argc; i++)
+		out[i + 1] = argv[i];
+	(*argc)++;
+	return out;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -89,6 +124,7 @@ main(int argc, char **argv)
 	pthread_t ctrl;
 	int ret;
 
+	argv = eal_args_with_prefix(&argc, argv);
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		fprintf(stderr, "droced: EAL initialisation failed\n");

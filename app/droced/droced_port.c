@@ -88,6 +88,12 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 	return 0;
 }
 
+const uint64_t *
+droced_port_wire_drops(void)
+{
+	return ps.rx_bad;
+}
+
 void
 droced_port_close(struct droced *d)
 {

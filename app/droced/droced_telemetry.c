@@ -10,10 +10,12 @@
  * it never reads state the worker is changing.
  */
 
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_telemetry.h>
 
+#include "droce_port.h"
 #include "droced.h"
 
 static struct droced *tel_droced;
@@ -22,6 +24,8 @@ struct stats_call {
 	struct droced_call c;
 	struct droced *d;
 	struct droce_dev_stats st;
+	struct droce_port_stats port;
+	uint64_t wire[DROCE_WIRE_DROP_COUNT];
 };
 
 static void
@@ -30,6 +34,8 @@ do_stats(struct droced_call *c)
 	struct stats_call *s = (struct stats_call *)c;
 
 	droce_dev_stats(s->d->dev, &s->st);
+	droce_port_stats(s->d->port, &s->port);
+	memcpy(s->wire, droced_port_wire_drops(), sizeof(s->wire));
 }
 
 static int
@@ -55,6 +61,26 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, droce_dev_counter_name[i], s.st.cnt[i]);
 	for (i = 0; i < DROCE_TQP_CNT_COUNT; i++)
 		rte_tel_data_add_dict_u64(d, droce_tqp_counter_name[i], s.st.tqp_cnt[i]);
+	/* the port: its own counters and every drop reason */
+	for (i = 0; i < DROCE_PORT_CNT_COUNT; i++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "port_%s", droce_port_counter_name(i));
+		rte_tel_data_add_dict_u64(d, key, s.port.counter[i]);
+	}
+	for (i = 0; i < DROCE_PORT_DROP_COUNT; i++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "port_drop_%s", droce_port_drop_name(i));
+		rte_tel_data_add_dict_u64(d, key, s.port.drop[i]);
+	}
+	rte_tel_data_add_dict_u64(d, "port_imissed", s.port.eth.imissed);
+	for (i = 1; i < DROCE_WIRE_DROP_COUNT; i++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "wire_drop_%s", droce_wire_drop_name(i));
+		rte_tel_data_add_dict_u64(d, key, s.wire[i]);
+	}
 	return 0;
 }
 
