@@ -43,6 +43,10 @@ RTE_LOG_REGISTER(droce_port_logtype, pmd.droce, NOTICE);
 /* frame overhead above the MTU we size buffers for: Ethernet + 802.1Q + FCS */
 #define FRAME_OVERHEAD		(RTE_ETHER_HDR_LEN + 4 + RTE_ETHER_CRC_LEN)
 #define MIN_FRAME_ROOM		2048	/* never smaller than a standard mbuf */
+/* Jumbo frames through a kernel interface (af_packet): its ring frames and
+ * our mbufs both take KERNEL_JUMBO_FRAMESZ, the MTU goes up to 9216. */
+#define KERNEL_JUMBO_FRAMESZ	10240
+#define KERNEL_PORT_MAX_MTU	9216
 
 static const struct {
 	const char *sym;
@@ -104,6 +108,22 @@ ifname_ok(const char *ifname)
 	return true;
 }
 
+static int
+kernel_iface_query(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	if (ioctl(fd, req, ifr) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 int
 droce_port_conf_iface(struct droce_port_conf *conf, const char *ifname)
 {
@@ -112,12 +132,18 @@ droce_port_conf_iface(struct droce_port_conf *conf, const char *ifname)
 	if (if_nametoindex(ifname) == 0)
 		return -ENODEV;
 	/*
-	 * One queue pair. net_af_packet in DPDK 22.11 reports max_rx_pktlen
-	 * 1518, so ethdev caps its MTU at 1500 whatever the frame size: the
-	 * default 2048-byte frames are enough.
+	 * One queue pair. Ring frames of 16 KiB carry jumbo frames (the
+	 * kernel interface's MTU decides, see choose_mtu()).
 	 */
-	snprintf(conf->devargs, sizeof(conf->devargs), "net_af_packet_%s,iface=%s,qpairs=1",
-		 ifname, ifname);
+	struct ifreq ifr;
+	bool jumbo = kernel_iface_query(ifname, SIOCGIFMTU, &ifr) == 0 &&
+		     ifr.ifr_mtu > RTE_ETHER_MTU;
+
+	/* jumbo: two ring frames per block, each as large as our mbufs */
+	snprintf(conf->devargs, sizeof(conf->devargs), jumbo ?
+		 "net_af_packet_%s,iface=%s,qpairs=1,blocksz=%u,framesz=%u" :
+		 "net_af_packet_%s,iface=%s,qpairs=1", ifname, ifname,
+		 2 * KERNEL_JUMBO_FRAMESZ, KERNEL_JUMBO_FRAMESZ);
 	snprintf(conf->iface, sizeof(conf->iface), "%s", ifname);
 	return 0;
 }
@@ -313,21 +339,7 @@ remove_port(uint16_t port_id)
 		rte_eth_dev_close(port_id);
 }
 
-static int
-kernel_iface_query(const char *ifname, unsigned long req, struct ifreq *ifr)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int ret = 0;
 
-	if (fd < 0)
-		return -errno;
-	memset(ifr, 0, sizeof(*ifr));
-	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
-	if (ioctl(fd, req, ifr) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 static bool
 driver_is_kernel_backed(const char *driver)
@@ -383,6 +395,8 @@ choose_mtu(struct droce_port *port, const struct droce_port_conf *conf,
 	uint16_t max = port_max_mtu(di), cur = RTE_ETHER_MTU;
 	struct ifreq ifr;
 
+	if (driver_is_kernel_backed(port->info.driver))
+		max = KERNEL_PORT_MAX_MTU;	/* see below */
 	if (conf->mtu != 0) {
 		if (conf->mtu > max || conf->mtu < RTE_MAX(di->min_mtu, (uint16_t)RTE_ETHER_MIN_MTU)) {
 			PORT_LOG(ERR, "port %u takes an MTU of %u..%u, not %u", port->port_id,
@@ -393,10 +407,20 @@ choose_mtu(struct droce_port *port, const struct droce_port_conf *conf,
 		return 0;
 	}
 	if (conf->iface[0] != '\0' && kernel_iface_query(conf->iface, SIOCGIFMTU, &ifr) == 0 &&
-	    ifr.ifr_mtu > 0)
+	    ifr.ifr_mtu > 0) {
 		cur = (uint16_t)RTE_MIN(ifr.ifr_mtu, UINT16_MAX);
-	else if (rte_eth_dev_get_mtu(port->port_id, &cur) != 0 || cur == 0)
+		/*
+		 * net_af_packet reports max_rx_pktlen 1518, yet moves any frame
+		 * its ring frames (framesz, see droce_port_conf_iface()) and our
+		 * mbufs hold: the kernel interface's MTU is the real limit.
+		 */
+		if (driver_is_kernel_backed(port->info.driver)) {
+			*mtu = RTE_MIN(cur, (uint16_t)KERNEL_PORT_MAX_MTU);
+			return 0;
+		}
+	} else if (rte_eth_dev_get_mtu(port->port_id, &cur) != 0 || cur == 0) {
 		cur = RTE_ETHER_MTU;
+	}
 	*mtu = RTE_MAX(RTE_MIN(cur, max), (uint16_t)RTE_ETHER_MIN_MTU);
 	return 0;
 }
@@ -448,6 +472,8 @@ setup_queues(struct droce_port *port, const struct droce_port_conf *conf,
 	 */
 	room = RTE_ALIGN_CEIL(RTE_MAX((uint32_t)mtu + FRAME_OVERHEAD, (uint32_t)MIN_FRAME_ROOM), 64);
 	room = RTE_MAX(room, di->min_rx_bufsize);
+	if (mtu > RTE_ETHER_MTU && driver_is_kernel_backed(port->info.driver))
+		room = RTE_MAX(room, (uint32_t)KERNEL_JUMBO_FRAMESZ);	/* af_packet's frame */
 	if (room + RTE_PKTMBUF_HEADROOM > UINT16_MAX)
 		return -EINVAL;
 	port->info.max_frame = room;
@@ -461,7 +487,8 @@ setup_queues(struct droce_port *port, const struct droce_port_conf *conf,
 	}
 
 	memset(&ec, 0, sizeof(ec));
-	ec.rxmode.mtu = mtu;
+	/* ethdev checks the MTU against what the PMD reports (see choose_mtu()) */
+	ec.rxmode.mtu = RTE_MIN(mtu, port_max_mtu(di));
 	/* nothing is required; take what helps: checksum flags on RX, chained mbufs on TX */
 	ec.rxmode.offloads = di->rx_offload_capa &
 		(RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);

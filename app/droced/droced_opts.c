@@ -45,7 +45,7 @@ usage(void)
 		"  --port DEVARGS      or use this EAL port / vdev\n"
 		"  --ip ADDR/PFX       an IPv4 or IPv6 address of ours (repeatable)\n"
 		"  --mac MAC           our MAC (default: the interface's)\n"
-		"  --mtu N             Ethernet MTU (default 1500)\n"
+		"  --mtu N             Ethernet MTU (default: the interface's)\n"
 		"  --neigh IP=MAC      a static neighbour (repeatable)\n"
 		"  --socket PATH       control socket (default %s)\n"
 		"  --socket-mode MODE  its permissions, octal (default 0666)\n"
@@ -183,7 +183,7 @@ droced_opts_parse(struct droced_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->socket_path = getenv("DROCE_SOCKET") ? getenv("DROCE_SOCKET") : DROCE_CTRL_SOCKET;
 	o->name = "droce0";
-	o->mtu = 1500;
+	o->mtu = 0;		/* the interface's */
 	o->sock_mode = 0666;
 	o->sock_gid = -1;
 	optind = 1;

@@ -7,7 +7,8 @@
 # pair: two droced in two network namespaces joined by a veth pair
 # (net_af_packet); single: both sides on one droced (loopback); fault: the
 # pair with droce's fault-injection vdev on both ports (5% loss, 1%
-# duplication, 5% reordering, 1% corruption, each direction, fixed seed).
+# duplication, 5% reordering, 1% corruption, each direction, fixed seed);
+# jumbo: the pair on a 9000-byte veth, path MTU 4096.
 # Each tool must exit 0 on both sides; the pingpongs validate their data
 # (-c). Clients use completion events (-e) where the tool has them: on a
 # 2-core machine busy-polling clients starve the daemons.
@@ -25,6 +26,8 @@ ip netns add droce-probe 2>/dev/null && ip netns del droce-probe || { echo "no n
 trap '"$top/scripts/netns-pair" down >/dev/null 2>&1' EXIT
 if [ "$mode" = single ]; then
 	"$top/scripts/netns-pair" up --single || exit 1
+elif [ "$mode" = jumbo ]; then
+	"$top/scripts/netns-pair" up --mtu 9000 || exit 1
 elif [ "$mode" = fault ]; then
 	"$top/scripts/netns-pair" up -- \
 		--fault seed=7,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both || exit 1
@@ -58,6 +61,19 @@ run() {
 }
 
 g="-g $DROCE_GID_INDEX"
+if [ "$mode" = jumbo ]; then
+	# veth MTU 9000: path MTU 4096 (and 1024 still allowed below it)
+	$DROCE_RUN_A ibv_devinfo | grep -q "active_mtu:.*4096" ||
+		{ echo "FAIL active_mtu is not 4096"; fail=1; }
+	run "rc_pingpong mtu 4096" ibv_rc_pingpong -d "$DROCE_DEV" $g -n 50 -s 20000 -m 4096 -c -e
+	run "rc_pingpong mtu 4096, 1 MiB" ibv_rc_pingpong -d "$DROCE_DEV" $g -n 10 -s 1048576 -m 4096 -c -e
+	run "rc_pingpong mtu 1024 on a jumbo link" ibv_rc_pingpong -d "$DROCE_DEV" $g -n 20 -s 5000 -m 1024 -c -e
+	run "ud_pingpong 4 KiB" ibv_ud_pingpong -d "$DROCE_DEV" $g -n 20 -s 4096 -c -e
+	run "ib_write_bw mtu 4096" ib_write_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 300 -m 4096
+	run "ib_read_bw mtu 4096" ib_read_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 300 -m 4096
+	rm -rf "$log"
+	exit $fail
+fi
 if [ "$mode" = fault ]; then
 	# (no pingpong here: its client exits right after its last receive, so a
 	# lost final ACK leaves the server retrying against a destroyed QP, on
