@@ -329,8 +329,10 @@ int droce_ctrl_recv(int sock, struct droce_ctrl_hdr *hdr, void *buf, int *fds,
  * @return 0; the reply's status when it is a positive errno; or a positive
  *         errno for a transport failure: EPIPE or ECONNRESET (the daemon is
  *         gone), EPROTO (a malformed reply, or one that does not answer this
- *         request, or a negative status), EMSGSIZE or EINVAL (the request is
- *         too large), or another errno from the socket. Whenever the return
+ *         request, or a negative status), EMSGSIZE (request body over
+ *         DROCE_CTRL_MAX_BODY), EINVAL (more than DROCE_CTRL_MAX_FDS fds, a
+ *         @p rep_len over DROCE_CTRL_MAX_BODY, or a NULL @p rep for a non-zero
+ *         one), or another errno from the socket. Whenever the return
  *         is not 0 no reply descriptor is left open, every @p rep_fds entry
  *         is -1 and *@p rep_nfds is 0.
  */

@@ -338,13 +338,7 @@ shim_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct shim_cq *cq = to_scq(ibcq);
 
-	/*
-	 * seq_cst: pairs with the fence in droced's cq_signal(). Either the
-	 * daemon sees the arm, or our next poll sees its CQE (store-load).
-	 */
-	atomic_fetch_or_explicit(&cq->ring.r->flag,
-				 solicited_only ? DROCE_SHM_ARM_SOLICITED : DROCE_SHM_ARM_ANY,
-				 memory_order_seq_cst);
+	droce_shm_cq_arm(cq->ring.r, solicited_only);	/* pairs with droced's cq_fire */
 	return 0;
 }
 

@@ -138,19 +138,11 @@ ops_recv_get(void *ctx, struct droce_tqp *t, struct droce_recv_wqe *w)
 static void
 cq_signal(struct dev_cq *cq, bool solicited_or_error)
 {
-	uint32_t arm, h = cq->o.handle;
+	uint32_t h = cq->o.handle;
 
-	/*
-	 * Store-load: our prod store must be visible before we read the arm
-	 * flag, or a client that arms and then polls (seq_cst RMW in the shim's
-	 * req_notify) could miss both the CQE and the event.
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
-	arm = atomic_load_explicit(&cq->ring.r->flag, memory_order_acquire);
-
-	if (arm == 0 || (arm == DROCE_SHM_ARM_SOLICITED && !solicited_or_error))
+	/* RMW read and CAS disarm: pairs with the shim's droce_shm_cq_arm() */
+	if (!droce_shm_cq_fire(cq->ring.r, solicited_or_error))
 		return;
-	atomic_store_explicit(&cq->ring.r->flag, 0, memory_order_relaxed);
 	if (cq->chan_fd >= 0 && write(cq->chan_fd, &h, sizeof(h)) != sizeof(h))
 		return;		/* pipe full: the client is not reading its channel */
 }
@@ -231,10 +223,14 @@ ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct dro
 	/* to ourselves: never the wire; a group may also have members here */
 	if (gid_is_local(dev, pkt->dgid) ||
 	    (mcast && droce_mcast_members(dev->mcast, pkt->dgid, NULL, 0) > 0)) {
+		uint8_t wire_dmac[6];
+
+		memcpy(wire_dmac, pkt->dmac, 6);
 		memcpy(pkt->dmac, dev->conf.mac, 6);
 		loop_push(dev, pkt, iov, n_iov);
 		if (!mcast)
 			return;
+		memcpy(pkt->dmac, wire_dmac, 6);	/* the group's MAC on the wire */
 	}
 	if (!mcast && memcmp(pkt->dmac, (uint8_t[6]){ 0 }, 6) == 0) {
 		uint8_t *cache = t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac;

@@ -222,18 +222,13 @@ static void
 cqe_push(uint32_t cq_h, const struct droce_shm_cqe *e, bool solicited)
 {
 	struct obj *cq = &objs[cq_h];
-	uint32_t flag;
-
 	if (cq->kind != O_CQ)
 		return;
 	if (cq->cq.prod - droce_shm_load_cons(cq->cq.r) >= droce_shm_nslots(cq->cq.r))
 		return;	/* overrun: dropped (a real engine reports CQ_ERR) */
 	memcpy(droce_shm_slot(cq->cq.r, cq->cq.prod), e, sizeof(*e));
 	droce_shm_publish(cq->cq.r, ++cq->cq.prod);
-	flag = atomic_load(&cq->cq.r->flag);
-	if ((flag & DROCE_SHM_ARM_ANY) ||
-	    ((flag & DROCE_SHM_ARM_SOLICITED) && (solicited || e->status != IBV_WC_SUCCESS))) {
-		atomic_store(&cq->cq.r->flag, 0);
+	if (droce_shm_cq_fire(cq->cq.r, solicited || e->status != IBV_WC_SUCCESS)) {
 		if (cq->chan_wfd >= 0)
 			(void)!write(cq->chan_wfd, &cq_h, sizeof(cq_h));
 	}
@@ -484,9 +479,9 @@ qp_progress(struct obj *qp)
 
 	if (qp->sq.r == NULL)
 		return false;
-	atomic_store(&qp->sq.r->flag, 0);
+	droce_shm_doorbell_clear(&qp->sq.r->flag);
 	if (qp->rq.r != NULL)
-		atomic_store(&qp->rq.r->flag, 0);
+		droce_shm_doorbell_clear(&qp->rq.r->flag);
 	while (droce_shm_load_prod(qp->sq.r) != qp->sq.cons) {
 		memcpy(&w, droce_shm_slot(qp->sq.r, qp->sq.cons), sizeof(w));
 		if (!execute(qp, &w))
