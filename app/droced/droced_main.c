@@ -50,7 +50,7 @@ now_ns(void)
 static void
 worker_loop(struct droced *d)
 {
-	unsigned int idle = 0;
+	uint64_t last_work = now_ns();
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 		uint64_t now = now_ns();
@@ -62,18 +62,24 @@ worker_loop(struct droced *d)
 		work += droce_dev_poll(d->dev, now);
 		droced_port_flush(d);
 		if (work > 0) {
-			idle = 0;
+			last_work = now;
 			continue;
 		}
-		idle++;
 		switch (d->opts.idle) {
 		case DROCED_IDLE_YIELD:
 			sched_yield();
 			break;
 		case DROCED_IDLE_SLEEP:
-			/* after ~1000 empty polls, nap: 20-100 us costs little latency */
-			if (idle > 1000)
-				usleep(idle > 100000 ? 100 : 20);
+			/*
+			 * Yield through short gaps; nap only after 20 ms without work.
+			 * A nap costs a timer tick on kernels with coarse timers
+			 * (4 ms measured here), too much between packets of a
+			 * conversation, nothing for a daemon that is really idle.
+			 */
+			if (now - last_work < 20 * 1000 * 1000)
+				sched_yield();
+			else
+				usleep(100);
 			break;
 		default:
 			break;
