@@ -50,4 +50,21 @@ test_wait(struct sim *sim, struct sim_cq *cq, uint32_t n)
 	return sim_run(sim, test_cq_reached, &w, sim->now + 10ull * 1000 * 1000 * 1000);
 }
 
+/* Two nodes, one 64 KiB region each (every access right), QP 0 connected. */
+struct test_pair {
+	struct sim *sim;
+	uint8_t *buf[2];
+	uint32_t key[2];
+};
+
+#define TEST_PAIR_BYTES 65536
+
+void test_pair_setup(struct test_pair *p, enum ibv_qp_type type, uint32_t mtu, uint64_t seed,
+		     uint8_t fill);
+void test_pair_teardown(struct test_pair *p);
+
+/* A signaled work request with one SGE. */
+struct droce_send_wqe test_wqe(uint32_t op, uint64_t wr_id, void *addr, uint32_t len,
+			       uint32_t lkey);
+
 #endif /* DROCE_TEST_TRANSPORT_H */

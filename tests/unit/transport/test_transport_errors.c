@@ -15,15 +15,9 @@
 
 #include "test_transport.h"
 
-#define BUF_BYTES 65536
+#define BUF_BYTES TEST_PAIR_BYTES
 #define ALL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-
-struct pair {
-	struct sim *sim;
-	uint8_t *buf[2];
-	uint32_t key[2];
-};
 
 /* What the sniffer saw, and what it should drop. */
 struct wire_log {
@@ -74,45 +68,12 @@ log_pkt(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
 }
 
 static void
-pair_setup(struct pair *p, struct wire_log *log)
+pair_setup(struct test_pair *p, struct wire_log *log)
 {
-	int s;
-
-	p->sim = sim_new(99);
-	for (s = 0; s < 2; s++) {
-		p->buf[s] = aligned_alloc(64, BUF_BYTES);
-		memset(p->buf[s], 0x5a, BUF_BYTES);
-		p->key[s] = sim_reg_mr(&p->sim->node[s], p->buf[s], BUF_BYTES, ALL_ACCESS);
-	}
-	sim_connect(p->sim, IBV_QPT_RC, 0, 1024);
+	test_pair_setup(p, IBV_QPT_RC, 1024, 99, 0x5a);
 	memset(log, 0, sizeof(*log));
 	p->sim->sniff = log_pkt;
 	p->sim->sniff_arg = log;
-}
-
-static void
-pair_teardown(struct pair *p)
-{
-	free(p->buf[0]);
-	free(p->buf[1]);
-	sim_free(p->sim);
-}
-
-static struct droce_send_wqe
-wqe(uint32_t op, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey)
-{
-	struct droce_send_wqe w;
-
-	memset(&w, 0, sizeof(w));
-	w.wr_id = wr_id;
-	w.opcode = op;
-	w.flags = IBV_SEND_SIGNALED;
-	w.num_sge = 1;
-	w.sge[0].addr = (uint64_t)(uintptr_t)addr;
-	w.sge[0].length = len;
-	w.sge[0].lkey = lkey;
-	w.length = len;
-	return w;
 }
 
 static bool
@@ -126,7 +87,7 @@ rnr_seen(struct sim *sim, void *arg)
 
 START_TEST(test_rnr_nak_makes_requester_wait_the_advertised_delay)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	struct droce_cqe c;
@@ -135,7 +96,7 @@ START_TEST(test_rnr_nak_makes_requester_wait_the_advertised_delay)
 	pair_setup(&p, &log);
 	/* RNR delay 5.12 ms (code 18), far above the ~1 ms retransmit timeout */
 	p.sim->node[1].qp[0].attr.min_rnr_timer = 18;
-	w = wqe(IBV_WR_SEND, 1, p.buf[0], 100, p.key[0]);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 100, p.key[0]);
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
 	ck_assert(sim_run(p.sim, rnr_seen, &log, 100ull * 1000 * 1000));
 	delay = log.first_retry_after_rnr_ns - log.last_rnr_ns;
@@ -149,13 +110,13 @@ START_TEST(test_rnr_nak_makes_requester_wait_the_advertised_delay)
 	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
 	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
 	ck_assert_uint_eq(c.byte_len, 100);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_rnr_retry_exhaustion_fails_wqe_and_flushes_rest)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	struct droce_cqe c;
@@ -163,7 +124,7 @@ START_TEST(test_rnr_retry_exhaustion_fails_wqe_and_flushes_rest)
 	pair_setup(&p, &log);
 	p.sim->node[0].qp[0].attr.rnr_retry = 2;
 	p.sim->node[0].qp[0].comp.rnr_left = 2;
-	w = wqe(IBV_WR_SEND, 1, p.buf[0], 100, p.key[0]);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 100, p.key[0]);
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
 	w.wr_id = 2;
 	w.flags = 0;	/* unsignaled, yet flushed with an error completion */
@@ -178,7 +139,7 @@ START_TEST(test_rnr_retry_exhaustion_fails_wqe_and_flushes_rest)
 	ck_assert_uint_eq(log.rnr_naks, 3);	/* the first try and two retries */
 	ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_ERR);
 	ck_assert(p.sim->node[0].qp_error[0]);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
@@ -191,13 +152,13 @@ many_rnr(struct sim *sim, void *arg)
 
 START_TEST(test_rnr_retry_7_retries_forever)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	struct droce_cqe c;
 
 	pair_setup(&p, &log);
-	w = wqe(IBV_WR_SEND, 1, p.buf[0], 10, p.key[0]);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 10, p.key[0]);
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
 	ck_assert(sim_run(p.sim, many_rnr, &log, 10ull * 1000 * 1000 * 1000));
 	ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_RTS);
@@ -205,7 +166,7 @@ START_TEST(test_rnr_retry_7_retries_forever)
 	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
 	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
 	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
@@ -215,7 +176,7 @@ enum prot_case { PROT_WRITE_PAST_END, PROT_WRITE_NO_ACCESS, PROT_READ_STALE_KEY,
 
 START_TEST(test_protection_violation_naks_and_leaves_target_untouched)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	struct droce_cqe c;
@@ -230,23 +191,23 @@ START_TEST(test_protection_violation_naks_and_leaves_target_untouched)
 	memcpy(snapshot, p.buf[1], BUF_BYTES);
 	switch (_i) {
 	case PROT_WRITE_PAST_END:
-		w = wqe(IBV_WR_RDMA_WRITE, 1, p.buf[0], 2048, p.key[0]);
+		w = test_wqe(IBV_WR_RDMA_WRITE, 1, p.buf[0], 2048, p.key[0]);
 		w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + BUF_BYTES - 1024;
 		w.rkey = p.key[1];
 		break;
 	case PROT_WRITE_NO_ACCESS:
-		w = wqe(IBV_WR_RDMA_WRITE, 1, p.buf[0], 64, p.key[0]);
+		w = test_wqe(IBV_WR_RDMA_WRITE, 1, p.buf[0], 64, p.key[0]);
 		w.remote_addr = (uint64_t)(uintptr_t)ro;
 		w.rkey = ro_key;
 		break;
 	case PROT_READ_STALE_KEY:
 		p.sim->node[1].mr[0].valid = false;	/* invalidated */
-		w = wqe(IBV_WR_RDMA_READ, 1, p.buf[0], 64, p.key[0]);
+		w = test_wqe(IBV_WR_RDMA_READ, 1, p.buf[0], 64, p.key[0]);
 		w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
 		w.rkey = p.key[1];
 		break;
 	default:
-		w = wqe(IBV_WR_ATOMIC_FETCH_AND_ADD, 1, p.buf[0], 8, p.key[0]);
+		w = test_wqe(IBV_WR_ATOMIC_FETCH_AND_ADD, 1, p.buf[0], 8, p.key[0]);
 		w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
 		w.rkey = p.key[1] ^ 0xff;	/* wrong key byte */
 		w.compare_add = 1;
@@ -263,19 +224,19 @@ START_TEST(test_protection_violation_naks_and_leaves_target_untouched)
 	ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_ERR);
 	ck_assert_int_eq(p.sim->node[1].qp[0].state, DROCE_TQP_ERR);
 	free(snapshot);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_misaligned_atomic_is_invalid_request)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	struct droce_cqe c;
 
 	pair_setup(&p, &log);
-	w = wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 1, p.buf[0], 8, p.key[0]);
+	w = test_wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 1, p.buf[0], 8, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 4;
 	w.rkey = p.key[1];
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
@@ -283,13 +244,13 @@ START_TEST(test_misaligned_atomic_is_invalid_request)
 	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
 	ck_assert_uint_eq(c.status, IBV_WC_REM_INV_REQ_ERR);
 	ck_assert_uint_eq(log.invreq_naks, 1);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_retry_exhaustion_after_retry_cnt_timeouts)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	struct droce_cqe c;
@@ -299,7 +260,7 @@ START_TEST(test_retry_exhaustion_after_retry_cnt_timeouts)
 	p.sim->node[0].qp[0].attr.retry_cnt = 3;
 	p.sim->node[0].qp[0].comp.retry_left = 3;
 	sim_post_recv(&p.sim->node[1], 0, 5, p.buf[1], 4096, p.key[1]);
-	w = wqe(IBV_WR_SEND, 1, p.buf[0], 10, p.key[0]);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 10, p.key[0]);
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
 	w.wr_id = 2;
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
@@ -310,13 +271,13 @@ START_TEST(test_retry_exhaustion_after_retry_cnt_timeouts)
 	ck_assert_uint_eq(c.status, IBV_WC_WR_FLUSH_ERR);
 	ck_assert_uint_eq(p.sim->node[0].qp[0].cnt[DROCE_TQP_CNT_TIMEOUTS], 4);
 	ck_assert_uint_eq(log.requests, 2 * 4);	/* first try + 3 retries, 2 packets each */
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_one_nak_per_sequence_gap)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	struct droce_cqe c;
@@ -325,7 +286,7 @@ START_TEST(test_one_nak_per_sequence_gap)
 	/* lose the second packet of a 10-packet WRITE: 8 more arrive out of order */
 	log.drop_psn = droce_psn_add(p.sim->node[0].qp[0].req.psn, 1);
 	log.drop_armed = true;
-	w = wqe(IBV_WR_RDMA_WRITE, 1, p.buf[0], 10 * 1024, p.key[0]);
+	w = test_wqe(IBV_WR_RDMA_WRITE, 1, p.buf[0], 10 * 1024, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
 	w.rkey = p.key[1];
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
@@ -334,13 +295,13 @@ START_TEST(test_one_nak_per_sequence_gap)
 	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(log.seq_naks, 1);
 	ck_assert_mem_eq(p.buf[1], p.buf[0], 10 * 1024);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_error_state_flushes_everything_outstanding)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	struct droce_cqe c;
@@ -349,7 +310,7 @@ START_TEST(test_error_state_flushes_everything_outstanding)
 	pair_setup(&p, &log);
 	log.drop_all = true;
 	for (i = 0; i < 5; i++) {
-		w = wqe(IBV_WR_SEND, (uint64_t)i, p.buf[0], 10, p.key[0]);
+		w = test_wqe(IBV_WR_SEND, (uint64_t)i, p.buf[0], 10, p.key[0]);
 		w.flags = i == 2 ? IBV_SEND_SIGNALED : 0;
 		droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
 	}
@@ -362,7 +323,7 @@ START_TEST(test_error_state_flushes_everything_outstanding)
 		ck_assert_uint_eq(c.status, IBV_WC_WR_FLUSH_ERR);
 	}
 	/* posting in the error state completes at once, flushed */
-	w = wqe(IBV_WR_SEND, 9, p.buf[0], 10, p.key[0]);
+	w = test_wqe(IBV_WR_SEND, 9, p.buf[0], 10, p.key[0]);
 	ck_assert_int_eq(droce_tqp_post_send(&p.sim->node[0].qp[0], &w), 0);
 	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
 	ck_assert_uint_eq(c.wr_id, 9);
@@ -370,13 +331,13 @@ START_TEST(test_error_state_flushes_everything_outstanding)
 	/* RESET refuses sends */
 	droce_tqp_set_state(&p.sim->node[0].qp[0], DROCE_TQP_RESET, 0, 0);
 	ck_assert_int_eq(droce_tqp_post_send(&p.sim->node[0].qp[0], &w), -EINVAL);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_cq_overflow_moves_qp_to_error)
 {
-	struct pair p;
+	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
 	int i;
@@ -385,14 +346,14 @@ START_TEST(test_cq_overflow_moves_qp_to_error)
 	p.sim->node[0].scq[0].size = 2;
 	for (i = 0; i < 4; i++) {
 		sim_post_recv(&p.sim->node[1], 0, (uint64_t)i, p.buf[1], 100, p.key[1]);
-		w = wqe(IBV_WR_SEND, (uint64_t)i, p.buf[0], 10, p.key[0]);
+		w = test_wqe(IBV_WR_SEND, (uint64_t)i, p.buf[0], 10, p.key[0]);
 		droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
 	}
 	ck_assert(!test_wait(p.sim, &p.sim->node[0].scq[0], 3));
 	ck_assert(p.sim->node[0].scq[0].overflow);
 	ck_assert(p.sim->node[0].qp_error[0]);
 	ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_ERR);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 

@@ -12,37 +12,9 @@
 
 #include "test_transport.h"
 
-#define BUF_BYTES (64 * 1024)
+#define BUF_BYTES TEST_PAIR_BYTES
 #define ALL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-
-struct pair {
-	struct sim *sim;
-	uint8_t *buf[2];
-	uint32_t key[2];
-};
-
-static void
-pair_setup(struct pair *p, enum ibv_qp_type type, uint32_t mtu)
-{
-	int s;
-
-	p->sim = sim_new(42);
-	for (s = 0; s < 2; s++) {
-		p->buf[s] = aligned_alloc(64, BUF_BYTES);
-		memset(p->buf[s], 0, BUF_BYTES);
-		p->key[s] = sim_reg_mr(&p->sim->node[s], p->buf[s], BUF_BYTES, ALL_ACCESS);
-	}
-	sim_connect(p->sim, type, 0, mtu);
-}
-
-static void
-pair_teardown(struct pair *p)
-{
-	free(p->buf[0]);
-	free(p->buf[1]);
-	sim_free(p->sim);
-}
 
 static void
 fill(uint8_t *b, uint32_t len, uint64_t seq)
@@ -53,36 +25,19 @@ fill(uint8_t *b, uint32_t len, uint64_t seq)
 		b[i] = test_pattern(seq, i);
 }
 
-static struct droce_send_wqe
-wqe(uint32_t op, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey)
-{
-	struct droce_send_wqe w;
-
-	memset(&w, 0, sizeof(w));
-	w.wr_id = wr_id;
-	w.opcode = op;
-	w.flags = IBV_SEND_SIGNALED;
-	w.num_sge = 1;
-	w.sge[0].addr = (uint64_t)(uintptr_t)addr;
-	w.sge[0].length = len;
-	w.sge[0].lkey = lkey;
-	w.length = len;
-	return w;
-}
-
 static const uint32_t sizes[] = { 0, 1, 3, 255, 1023, 1024, 1025, 4096, 3 * 1024 + 7, 60000 };
 
 START_TEST(test_rc_send_delivers_every_size_intact)
 {
 	uint32_t len = sizes[_i];
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 
-	pair_setup(&p, IBV_QPT_RC, 1024);
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
 	fill(p.buf[0], len, 7);
 	ck_assert_int_eq(sim_post_recv(&p.sim->node[1], 0, 99, p.buf[1], BUF_BYTES, p.key[1]), 0);
-	w = wqe(IBV_WR_SEND, 5, p.buf[0], len, p.key[0]);
+	w = test_wqe(IBV_WR_SEND, 5, p.buf[0], len, p.key[0]);
 	ck_assert_int_eq(droce_tqp_post_send(&p.sim->node[0].qp[0], &w), 0);
 	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
 	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
@@ -97,27 +52,27 @@ START_TEST(test_rc_send_delivers_every_size_intact)
 	ck_assert_uint_eq(c.wc_flags, 0);
 	ck_assert_mem_eq(p.buf[1], p.buf[0], len);
 	ck_assert_uint_eq(p.sim->frames_rejected, 0);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_rc_send_with_imm_and_inv_report_flags)
 {
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 	uint8_t target[64];
 	uint32_t victim;
 
-	pair_setup(&p, IBV_QPT_RC, 1024);
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
 	victim = sim_reg_mr(&p.sim->node[1], target, sizeof(target), ALL_ACCESS);
 	fill(p.buf[0], 2000, 1);
 	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], BUF_BYTES, p.key[1]);
 	sim_post_recv(&p.sim->node[1], 0, 2, p.buf[1] + 4096, BUF_BYTES - 4096, p.key[1]);
-	w = wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 2000, p.key[0]);
+	w = test_wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 2000, p.key[0]);
 	w.imm = rte_cpu_to_be_32(0xdeadbeef);
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
-	w = wqe(IBV_WR_SEND_WITH_INV, 2, p.buf[0], 10, p.key[0]);
+	w = test_wqe(IBV_WR_SEND_WITH_INV, 2, p.buf[0], 10, p.key[0]);
 	w.inv_rkey = victim;
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
 	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 2));
@@ -135,20 +90,20 @@ START_TEST(test_rc_send_with_imm_and_inv_report_flags)
 	ck_assert_uint_eq(c.wc_flags, IBV_WC_WITH_INV);
 	ck_assert_uint_eq(c.invalidated_rkey, victim);
 	ck_assert(!p.sim->node[1].mr[1].valid);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_rc_write_places_data_without_receive_wqe)
 {
 	uint32_t len = sizes[_i];
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 
-	pair_setup(&p, IBV_QPT_RC, 1024);
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
 	fill(p.buf[0], len, 3);
-	w = wqe(IBV_WR_RDMA_WRITE, 8, p.buf[0], len, p.key[0]);
+	w = test_wqe(IBV_WR_RDMA_WRITE, 8, p.buf[0], len, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 100;
 	w.rkey = p.key[1];
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
@@ -158,20 +113,20 @@ START_TEST(test_rc_write_places_data_without_receive_wqe)
 	ck_assert_uint_eq(c.opcode, IBV_WC_RDMA_WRITE);
 	ck_assert_mem_eq(p.buf[1] + 100, p.buf[0], len);
 	ck_assert_uint_eq(test_cq_count(&p.sim->node[1].rcq[0]), 0);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_rc_write_with_imm_consumes_receive_wqe)
 {
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 
-	pair_setup(&p, IBV_QPT_RC, 1024);
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
 	fill(p.buf[0], 5000, 4);
 	sim_post_recv(&p.sim->node[1], 0, 77, NULL, 0, 0);
-	w = wqe(IBV_WR_RDMA_WRITE_WITH_IMM, 8, p.buf[0], 5000, p.key[0]);
+	w = test_wqe(IBV_WR_RDMA_WRITE_WITH_IMM, 8, p.buf[0], 5000, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
 	w.rkey = p.key[1];
 	w.imm = rte_cpu_to_be_32(42);
@@ -184,20 +139,20 @@ START_TEST(test_rc_write_with_imm_consumes_receive_wqe)
 	ck_assert_uint_eq(c.byte_len, 5000);
 	ck_assert_uint_eq(rte_be_to_cpu_32(c.imm), 42);
 	ck_assert_mem_eq(p.buf[1], p.buf[0], 5000);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_rc_read_fetches_every_size)
 {
 	uint32_t len = sizes[_i];
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 
-	pair_setup(&p, IBV_QPT_RC, 1024);
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
 	fill(p.buf[1], len, 9);
-	w = wqe(IBV_WR_RDMA_READ, 11, p.buf[0] + 8, len, p.key[0]);
+	w = test_wqe(IBV_WR_RDMA_READ, 11, p.buf[0] + 8, len, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
 	w.rkey = p.key[1];
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
@@ -207,34 +162,34 @@ START_TEST(test_rc_read_fetches_every_size)
 	ck_assert_uint_eq(c.opcode, IBV_WC_RDMA_READ);
 	ck_assert_uint_eq(c.byte_len, len);
 	ck_assert_mem_eq(p.buf[0] + 8, p.buf[1], len);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_rc_atomics_return_original_and_update_target)
 {
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 	uint64_t *target, *result;
 
-	pair_setup(&p, IBV_QPT_RC, 1024);
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
 	target = (uint64_t *)(void *)(p.buf[1] + 64);
 	result = (uint64_t *)(void *)p.buf[0];
 	*target = 1000;
 
-	w = wqe(IBV_WR_ATOMIC_FETCH_AND_ADD, 1, result, 8, p.key[0]);
+	w = test_wqe(IBV_WR_ATOMIC_FETCH_AND_ADD, 1, result, 8, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)target;
 	w.rkey = p.key[1];
 	w.compare_add = 5;
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
-	w = wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 2, result + 1, 8, p.key[0]);
+	w = test_wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 2, result + 1, 8, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)target;
 	w.rkey = p.key[1];
 	w.compare_add = 1005;
 	w.swap = 77;
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
-	w = wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 3, result + 2, 8, p.key[0]);
+	w = test_wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 3, result + 2, 8, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)target;
 	w.rkey = p.key[1];
 	w.compare_add = 1005;	/* no longer equal: no swap */
@@ -252,21 +207,21 @@ START_TEST(test_rc_atomics_return_original_and_update_target)
 	ck_assert_uint_eq(result[1], 1005);
 	ck_assert_uint_eq(result[2], 77);
 	ck_assert_uint_eq(*target, 77);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_unsignaled_sends_complete_silently_in_order)
 {
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 	int i;
 
-	pair_setup(&p, IBV_QPT_RC, 1024);
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
 	for (i = 0; i < 10; i++) {
 		sim_post_recv(&p.sim->node[1], 0, (uint64_t)i, p.buf[1] + i * 100, 100, p.key[1]);
-		w = wqe(IBV_WR_SEND, (uint64_t)i, p.buf[0], 50, p.key[0]);
+		w = test_wqe(IBV_WR_SEND, (uint64_t)i, p.buf[0], 50, p.key[0]);
 		if (i != 9)
 			w.flags = 0;
 		droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
@@ -276,19 +231,19 @@ START_TEST(test_unsignaled_sends_complete_silently_in_order)
 	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
 	ck_assert_uint_eq(c.wr_id, 9);
 	ck_assert(!sim_poll_cq(&p.sim->node[0].scq[0], &c));
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_inline_send_carries_its_own_bytes)
 {
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 
-	pair_setup(&p, IBV_QPT_RC, 256);
+	test_pair_setup(&p, IBV_QPT_RC, 256, 42, 0);
 	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 4096, p.key[1]);
-	w = wqe(IBV_WR_SEND, 1, NULL, 200, 0);
+	w = test_wqe(IBV_WR_SEND, 1, NULL, 200, 0);
 	w.flags |= IBV_SEND_INLINE;
 	w.num_sge = 0;
 	fill(w.inline_data, 200, 5);
@@ -297,24 +252,24 @@ START_TEST(test_inline_send_carries_its_own_bytes)
 	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
 	ck_assert_uint_eq(c.byte_len, 200);
 	ck_assert_mem_eq(p.buf[1], w.inline_data, 200);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_uc_send_and_write_without_acks)
 {
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 
-	pair_setup(&p, IBV_QPT_UC, 1024);
+	test_pair_setup(&p, IBV_QPT_UC, 1024, 42, 0);
 	fill(p.buf[0], 3000, 6);
 	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 4096, p.key[1]);
 	sim_post_recv(&p.sim->node[1], 0, 2, NULL, 0, 0);
-	w = wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 3000, p.key[0]);
+	w = test_wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 3000, p.key[0]);
 	w.imm = rte_cpu_to_be_32(1);
 	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
-	w = wqe(IBV_WR_RDMA_WRITE_WITH_IMM, 2, p.buf[0], 2500, p.key[0]);
+	w = test_wqe(IBV_WR_RDMA_WRITE_WITH_IMM, 2, p.buf[0], 2500, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 8192;
 	w.rkey = p.key[1];
 	w.imm = rte_cpu_to_be_32(2);
@@ -330,20 +285,20 @@ START_TEST(test_uc_send_and_write_without_acks)
 	ck_assert_mem_eq(p.buf[1] + 8192, p.buf[0], 2500);
 	/* no ACKs on UC: only the requests crossed the link */
 	ck_assert_uint_eq(p.sim->frames_sent, 3 + 3);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_ud_send_prepends_grh_and_reports_source)
 {
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 
-	pair_setup(&p, IBV_QPT_UD, 1024);
+	test_pair_setup(&p, IBV_QPT_UD, 1024, 42, 0);
 	fill(p.buf[0], 1000, 8);
 	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 2048, p.key[1]);
-	w = wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 1000, p.key[0]);
+	w = test_wqe(IBV_WR_SEND_WITH_IMM, 1, p.buf[0], 1000, p.key[0]);
 	sim_av(p.sim, 0, 1, &w.ud.av);
 	w.ud.qpn = p.sim->node[1].qp[0].attr.qpn;
 	w.ud.qkey = 0x1234;
@@ -360,19 +315,19 @@ START_TEST(test_ud_send_prepends_grh_and_reports_source)
 	ck_assert_uint_eq(p.buf[1][20], 0x45);
 	ck_assert_mem_eq(p.buf[1] + 20 + 12, p.sim->node[0].gid + 12, 4);
 	ck_assert_mem_eq(p.buf[1] + 40, p.buf[0], 1000);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
 START_TEST(test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own)
 {
-	struct pair p;
+	struct test_pair p;
 	struct droce_cqe c;
 	struct droce_send_wqe w;
 
-	pair_setup(&p, IBV_QPT_UD, 1024);
+	test_pair_setup(&p, IBV_QPT_UD, 1024, 42, 0);
 	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 2048, p.key[1]);
-	w = wqe(IBV_WR_SEND, 1, p.buf[0], 10, p.key[0]);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 10, p.key[0]);
 	sim_av(p.sim, 0, 1, &w.ud.av);
 	w.ud.qpn = p.sim->node[1].qp[0].attr.qpn;
 	w.ud.qkey = 0x1235;
@@ -388,7 +343,7 @@ START_TEST(test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own)
 	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 1));
 	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
 	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
-	pair_teardown(&p);
+	test_pair_teardown(&p);
 }
 END_TEST
 
