@@ -7,6 +7,7 @@
  * telemetry socket (/var/run/dpdk/<file-prefix>/dpdk_telemetry.v2).
  *
  *   droce-ctl [-p FILE_PREFIX] stats      counters, one "name value" per line
+ *   droce-ctl [-p FILE_PREFIX] objects    clients, their objects, QP states
  *   droce-ctl [-p FILE_PREFIX] raw CMD    any telemetry command, JSON as is
  */
 
@@ -21,7 +22,7 @@
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: droce-ctl [-p FILE_PREFIX] stats | raw COMMAND\n");
+	fprintf(stderr, "usage: droce-ctl [-p FILE_PREFIX] stats | objects | raw COMMAND\n");
 	return 2;
 }
 
@@ -51,6 +52,22 @@ print_flat(const char *json)
 	}
 }
 
+/* {"/droce/objects": ["a", "b"]} -> "a\nb\n" */
+static void
+print_strings(const char *json)
+{
+	const char *p = strchr(json, '[');
+
+	while (p != NULL && (p = strchr(p, '"')) != NULL) {
+		const char *e = strchr(p + 1, '"');
+
+		if (e == NULL)
+			break;
+		printf("%.*s\n", (int)(e - p - 1), p + 1);
+		p = e + 1;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -58,7 +75,7 @@ main(int argc, char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char buf[1 << 16];
 	ssize_t n;
-	int fd, raw, opt;
+	int fd, raw, objects, opt;
 
 	while ((opt = getopt(argc, argv, "p:")) != -1) {
 		if (opt != 'p')
@@ -70,9 +87,10 @@ main(int argc, char **argv)
 	raw = strcmp(argv[optind], "raw") == 0;
 	if (raw && optind + 1 >= argc)
 		return usage();
-	if (!raw && strcmp(argv[optind], "stats") != 0)
+	objects = strcmp(argv[optind], "objects") == 0;
+	if (!raw && !objects && strcmp(argv[optind], "stats") != 0)
 		return usage();
-	cmd = raw ? argv[optind + 1] : "/droce/stats";
+	cmd = raw ? argv[optind + 1] : objects ? "/droce/objects" : "/droce/stats";
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/var/run/dpdk/%s/dpdk_telemetry.v2", prefix);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -88,6 +106,8 @@ main(int argc, char **argv)
 	buf[n] = '\0';
 	if (raw)
 		puts(buf);
+	else if (objects)
+		print_strings(buf);
 	else
 		print_flat(buf);
 	close(fd);

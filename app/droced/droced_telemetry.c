@@ -84,9 +84,46 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+#define DESCRIBE_LINES 256	/* telemetry arrays hold up to 512 entries */
+
+struct describe_call {
+	struct droced_call c;
+	struct droced *d;
+	char lines[DESCRIBE_LINES][128];
+	unsigned int n;
+};
+
+static void
+do_describe(struct droced_call *c)
+{
+	struct describe_call *s = (struct describe_call *)c;
+
+	s->n = droce_dev_describe(s->d->dev, s->lines, DESCRIBE_LINES);
+}
+
+static int
+tel_objects(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	static struct describe_call s;	/* telemetry calls come one at a time */
+	unsigned int i;
+
+	(void)cmd;
+	(void)params;
+	memset(&s.c, 0, sizeof(s.c));
+	s.c.fn = do_describe;
+	s.d = tel_droced;
+	droced_call_worker(tel_droced, &s.c);
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	for (i = 0; i < s.n; i++)
+		rte_tel_data_add_array_string(d, s.lines[i]);
+	return 0;
+}
+
 void
 droced_telemetry_init(struct droced *d)
 {
+	rte_telemetry_register_cmd("/droce/objects", tel_objects,
+				   "clients, their objects and QP states. No parameters");
 	tel_droced = d;
 	rte_telemetry_register_cmd("/droce/stats", tel_stats,
 				   "droce device counters and object counts. No parameters");

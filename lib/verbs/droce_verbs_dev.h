@@ -141,4 +141,12 @@ struct droce_dev_stats {
 
 void droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st);
 
+/**
+ * Describe every client and its objects, one line each ("client 3 pid 812
+ * uid 0: 1 pd, 2 mr, ..." then "  qp 0x41 RC RTS ..."), for droce-ctl.
+ * @return lines written (at most @p max), each up to @p len bytes.
+ */
+unsigned int droce_dev_describe(const struct droce_dev *dev, char (*lines)[128],
+				unsigned int max);
+
 #endif /* DROCE_VERBS_DEV_H */

@@ -16,8 +16,6 @@
 #include "test_transport.h"
 
 #define BUF_BYTES TEST_PAIR_BYTES
-#define ALL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
 /* What the sniffer saw, and what it should drop. */
 struct wire_log {
