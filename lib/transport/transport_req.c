@@ -474,10 +474,10 @@ req_local_op(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 	}
 	w->state = DROCE_SWQE_DONE;
 	qp->req.idx++;
-	if (w->status != IBV_WC_SUCCESS) {
-		comp_retire_ready(qp);
+	/* it completes now unless earlier WQEs still wait for their ACKs */
+	comp_retire_ready(qp);
+	if (w->status != IBV_WC_SUCCESS)
 		tqp_to_error(qp);
-	}
 }
 
 /* Send the request of a READ or an atomic: one packet, many PSNs for READ. */

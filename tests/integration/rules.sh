@@ -3,8 +3,10 @@
 # Copyright(c) 2026 The droce authors
 #
 # The daemon's rules seen from clients: privileged Q_Keys only with
-# CAP_NET_RAW (as the kernel rules), and IBV_EVENT_DEVICE_FATAL for every
-# client when droced stops.   rules.sh BUILD_DIR
+# CAP_NET_RAW (as the kernel rules), the SRQ limit event, memory windows of
+# both types on a looped-back RC pair (range, invalidation, dereg while
+# bound), and IBV_EVENT_DEVICE_FATAL for every client when droced stops.
+#   rules.sh BUILD_DIR
 set -u
 build=$1
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +26,10 @@ out=$($DROCE_RUN_A setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	--inh-caps=-all --bounding-set=-all "$probe" qkey)
 [ "$out" = "qkey EPERM" ] && echo "ok   an unprivileged client gets EPERM" ||
 	{ echo "FAIL unprivileged: $out"; fail=1; }
+
+for p in srq mw; do
+	timeout 60 $DROCE_RUN_A "$probe" $p || { echo "FAIL probe $p"; fail=1; }
+done
 
 $DROCE_RUN_A "$probe" fatal >/tmp/droce-fatal.$$ 2>&1 &
 cpid=$!

@@ -347,6 +347,32 @@ START_TEST(test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own)
 }
 END_TEST
 
+START_TEST(test_local_inv_completes_without_any_traffic)
+{
+	struct test_pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+	uint8_t target[64];
+	uint32_t victim;
+
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
+	victim = sim_reg_mr(&p.sim->node[0], target, sizeof(target), ALL_ACCESS);
+	w = test_wqe(IBV_WR_LOCAL_INV, 3, NULL, 0, 0);
+	w.num_sge = 0;
+	w.inv_rkey = victim;
+	ck_assert_int_eq(droce_tqp_post_send(&p.sim->node[0].qp[0], &w), 0);
+	droce_tqp_poll(&p.sim->node[0].qp[0], 0, 32);
+	/* a local operation owes no ACK: it completes when executed */
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.wr_id, 3);
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.opcode, IBV_WC_LOCAL_INV);
+	ck_assert(!p.sim->node[0].mr[1].valid);
+	ck_assert_uint_eq(p.sim->frames_sent, 0);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 TCase *
 tcase_transport_ops(void)
 {
@@ -363,5 +389,6 @@ tcase_transport_ops(void)
 	tcase_add_test(tc, test_uc_send_and_write_without_acks);
 	tcase_add_test(tc, test_ud_send_prepends_grh_and_reports_source);
 	tcase_add_test(tc, test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own);
+	tcase_add_test(tc, test_local_inv_completes_without_any_traffic);
 	return tc;
 }
