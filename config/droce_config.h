@@ -11,7 +11,7 @@
  */
 
 /** Largest frame the engine builds or accepts: 4096 path MTU + headers + VLAN. */
-#define DROCE_MAX_FRAME_BYTES	4096 + 128
+#define DROCE_MAX_FRAME_BYTES	(4096 + 128)
 
 /*
  * Verbs object limits (lib/verbs). MRs and MWs draw their keys from one
@@ -27,5 +27,12 @@
  * (max_qp_init_rd_atom) and as responder (max_qp_rd_atom).
  */
 #define DROCE_MAX_QP_RD_ATOM	16
+
+/* Device limits reported by ibv_query_device and enforced by droced. */
+#define DROCE_MAX_QP		(1u << 14)	/**< QPs per device (max_qp) */
+#define DROCE_MAX_QP_WR		4096		/**< WRs per send or receive queue */
+#define DROCE_MAX_CQE		(1u << 16)	/**< entries per CQ */
+#define DROCE_MAX_SRQ_WR	4096		/**< WRs per SRQ */
+#define DROCE_MAX_OBJS		(1u << 17)	/**< handles of all kinds, all clients */
 
 #endif /* DROCE_CONFIG_H */

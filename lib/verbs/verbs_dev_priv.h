@@ -8,12 +8,13 @@
 
 #include "droce_verbs_dev.h"
 
-#define DEV_MAX_OBJS		(1u << 17)	/* handles of all kinds, all clients */
-#define DEV_MAX_QP		(1u << 14)
+/* limits: config/droce_config.h */
+#define DEV_MAX_OBJS		DROCE_MAX_OBJS
+#define DEV_MAX_QP		DROCE_MAX_QP
 #define DEV_QPN_BASE		0x40u		/* QPNs below are reserved (QP0, QP1...) */
-#define DEV_MAX_QP_WR		4096
-#define DEV_MAX_CQE		(1u << 16)
-#define DEV_MAX_SRQ_WR		4096
+#define DEV_MAX_QP_WR		DROCE_MAX_QP_WR
+#define DEV_MAX_CQE		DROCE_MAX_CQE
+#define DEV_MAX_SRQ_WR		DROCE_MAX_SRQ_WR
 #define DEV_SWQE_SLOT		512
 #define DEV_RWQE_SLOT		256
 #define DEV_CQE_SLOT		64

@@ -355,6 +355,58 @@ START_TEST(test_cq_overflow_moves_qp_to_error)
 }
 END_TEST
 
+/* Order of two events on the wire: a READ's last response, the next SEND. */
+struct fence_log {
+	int seq;
+	int read_last;		/* sequence number of the last READ response */
+	int send;		/* ... of the SEND request */
+};
+
+static bool
+fence_sniff(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
+{
+	struct fence_log *l = arg;
+
+	(void)sim;
+	l->seq++;
+	if (from == 1 && pkt->opcode == DROCE_OP_RC_READ_RESPONSE_LAST)
+		l->read_last = l->seq;
+	if (from == 0 && pkt->opcode == DROCE_OP_RC_SEND_ONLY && l->send == 0)
+		l->send = l->seq;
+	return false;
+}
+
+START_TEST(test_fence_holds_a_send_until_earlier_reads_complete)
+{
+	struct test_pair p;
+	struct fence_log log = { 0 };
+	struct droce_send_wqe w;
+	bool fenced = _i == 1;
+
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 5, 0);
+	p.sim->sniff = fence_sniff;
+	p.sim->sniff_arg = &log;
+	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 100, p.key[1]);
+	w = test_wqe(IBV_WR_RDMA_READ, 1, p.buf[0], 8192, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 8192;
+	w.rkey = p.key[1];
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	w = test_wqe(IBV_WR_SEND, 2, p.buf[0] + 16384, 10, p.key[0]);
+	if (fenced)
+		w.flags |= IBV_SEND_FENCE;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 2));
+	ck_assert_int_gt(log.read_last, 0);
+	ck_assert_int_gt(log.send, 0);
+	/* IBA 10.8.3.3: fenced, it waits for the READ; unfenced, it does not */
+	if (fenced)
+		ck_assert_int_gt(log.send, log.read_last);
+	else
+		ck_assert_int_lt(log.send, log.read_last);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 TCase *
 tcase_transport_errors(void)
 {
@@ -370,5 +422,6 @@ tcase_transport_errors(void)
 	tcase_add_test(tc, test_one_nak_per_sequence_gap);
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);
 	tcase_add_test(tc, test_cq_overflow_moves_qp_to_error);
+	tcase_add_loop_test(tc, test_fence_holds_a_send_until_earlier_reads_complete, 0, 2);
 	return tc;
 }
