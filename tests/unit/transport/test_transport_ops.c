@@ -347,6 +347,43 @@ START_TEST(test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own)
 }
 END_TEST
 
+START_TEST(test_ud_over_ipv6_puts_the_ipv6_header_in_the_grh_area)
+{
+	static const uint8_t gid6[2][16] = {
+		{ 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 },
+		{ 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 },
+	};
+	struct test_pair p;
+	struct droce_cqe c;
+	struct droce_send_wqe w;
+
+	test_pair_setup(&p, IBV_QPT_UD, 1024, 42, 0);
+	memcpy(p.sim->node[0].gid, gid6[0], 16);
+	memcpy(p.sim->node[1].gid, gid6[1], 16);
+	fill(p.buf[0], 300, 11);
+	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 2048, p.key[1]);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 300, p.key[0]);
+	sim_av(p.sim, 0, 1, &w.ud.av);
+	w.ud.av.ipv6 = true;
+	w.ud.av.flow_label = 0x12345;
+	w.ud.qpn = p.sim->node[1].qp[0].attr.qpn;
+	w.ud.qkey = 0x1234;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.byte_len, 340);
+	/* the whole 40 bytes are the IPv6 header: version 6, flow label, addresses */
+	ck_assert_uint_eq(p.buf[1][0] >> 4, 6);
+	ck_assert_uint_eq(((p.buf[1][1] & 0xf) << 16) | (p.buf[1][2] << 8) | p.buf[1][3], 0x12345);
+	ck_assert_uint_eq(p.buf[1][6], 17);
+	ck_assert_mem_eq(p.buf[1] + 8, gid6[0], 16);
+	ck_assert_mem_eq(p.buf[1] + 24, gid6[1], 16);
+	ck_assert_mem_eq(p.buf[1] + 40, p.buf[0], 300);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 START_TEST(test_local_inv_completes_without_any_traffic)
 {
 	struct test_pair p;
@@ -390,5 +427,6 @@ tcase_transport_ops(void)
 	tcase_add_test(tc, test_ud_send_prepends_grh_and_reports_source);
 	tcase_add_test(tc, test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own);
 	tcase_add_test(tc, test_local_inv_completes_without_any_traffic);
+	tcase_add_test(tc, test_ud_over_ipv6_puts_the_ipv6_header_in_the_grh_area);
 	return tc;
 }
