@@ -6,13 +6,8 @@
 # daemon stays up, frees what they owned, counts the abuse, and serves the
 # next client.   hostile.sh BUILD_DIR
 set -u
-build=$1
-top=$(cd "$(dirname "$0")/../.." && pwd)
-export DROCE_BUILD="$build"
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 77; }
-trap '"$top/scripts/netns-pair" down >/dev/null 2>&1' EXIT
-"$top/scripts/netns-pair" up || exit 1
-eval "$("$top/scripts/netns-pair" env)"
+. "$(dirname "$0")/common.sh"
+pair_up "$1"
 fail=0
 stat() {	# side counter
 	ip netns exec "droce$1" "$build/app/ctl/droce-ctl" -p "droce$1" stats |

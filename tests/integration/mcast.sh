@@ -8,13 +8,8 @@
 # onto it); a QP attached twice still gets one copy; a QP that detached gets
 # none.   mcast.sh BUILD_DIR
 set -u
-build=$1
-top=$(cd "$(dirname "$0")/../.." && pwd)
-export DROCE_BUILD="$build"
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 77; }
-trap '"$top/scripts/netns-pair" down >/dev/null 2>&1' EXIT
-"$top/scripts/netns-pair" up || exit 1
-eval "$("$top/scripts/netns-pair" env)"
+. "$(dirname "$0")/common.sh"
+pair_up "$1"
 tool=$build/tests/integration/mcast_ud
 group=239.1.2.3
 n=50

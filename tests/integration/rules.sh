@@ -8,14 +8,9 @@
 # bound), and IBV_EVENT_DEVICE_FATAL for every client when droced stops.
 #   rules.sh BUILD_DIR
 set -u
-build=$1
-top=$(cd "$(dirname "$0")/../.." && pwd)
-export DROCE_BUILD="$build"
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 77; }
 command -v setpriv >/dev/null || { echo "setpriv missing"; exit 77; }
-trap '"$top/scripts/netns-pair" down >/dev/null 2>&1' EXIT
-"$top/scripts/netns-pair" up --single || exit 1
-eval "$("$top/scripts/netns-pair" env)"
+. "$(dirname "$0")/common.sh"
+pair_up "$1" --single
 probe=$build/tests/integration/verbs_probe
 fail=0
 

@@ -15,26 +15,17 @@
 # Exit 77 (skipped) without root or network namespaces.
 set -u
 mode=$1
-build=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
-export DROCE_BUILD="$build"
-
 [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 77; }
 command -v ibv_rc_pingpong >/dev/null || { echo "ibverbs-utils missing"; exit 77; }
 ip netns add droce-probe 2>/dev/null && ip netns del droce-probe || { echo "no netns"; exit 77; }
 
-trap '"$top/scripts/netns-pair" down >/dev/null 2>&1' EXIT
-if [ "$mode" = single ]; then
-	"$top/scripts/netns-pair" up --single || exit 1
-elif [ "$mode" = jumbo ]; then
-	"$top/scripts/netns-pair" up --mtu 9000 || exit 1
-elif [ "$mode" = fault ]; then
-	"$top/scripts/netns-pair" up -- \
-		--fault seed=7,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both || exit 1
-else
-	"$top/scripts/netns-pair" up || exit 1
-fi
-eval "$("$top/scripts/netns-pair" env)"
+. "$(dirname "$0")/common.sh"
+case "$mode" in
+single) pair_up "$2" --single ;;
+jumbo) pair_up "$2" --mtu 9000 ;;
+fault) pair_up "$2" -- --fault seed=7,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both ;;
+*) pair_up "$2" ;;
+esac
 
 fail=0
 log=$(mktemp -d)
