@@ -26,7 +26,7 @@
  * RDMA READ and atomic requests outstanding per QP, as initiator
  * (max_qp_init_rd_atom) and as responder (max_qp_rd_atom).
  */
-#define DROCE_MAX_QP_RD_ATOM	16
+#define DROCE_MAX_QP_RD_ATOM	128	/* as Linux Soft-RoCE: perftest RTS uses the peer's value */
 
 /* Device limits reported by ibv_query_device and enforced by droced. */
 #define DROCE_MAX_QP		(1u << 14)	/**< QPs per device (max_qp) */

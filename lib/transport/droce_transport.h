@@ -40,7 +40,7 @@
 #define DROCE_MAX_INLINE	256	/**< inline data bytes per send WQE */
 #endif
 #ifndef DROCE_MAX_RD_ATOMIC
-#define DROCE_MAX_RD_ATOMIC	16	/**< outstanding READ/atomic per QP, each way */
+#define DROCE_MAX_RD_ATOMIC	DROCE_MAX_QP_RD_ATOM	/**< outstanding READ/atomic per QP, each way */
 #endif
 #ifndef DROCE_MAX_UNACKED_PSNS
 #define DROCE_MAX_UNACKED_PSNS	1024	/**< requester window in packets */
