@@ -1,0 +1,102 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# droce against Linux Soft-RoCE (rdma_rxe) in a qemu VM, both roles:
+# ../shared/tools/rxe-vm/rxe-vm.sh boots the VM on a bridge in namespace
+# "rxe"; droced attaches to the host port rxehost (10.77.0.100), whose
+# kernel keeps ARP and TCP while nftables keeps UDP 4791 away from it.
+# Every exchange is captured and must pass droce-pcap verify.
+#   interop.sh BUILD_DIR        (exit 77 without the harness or root)
+set -u
+build=$1
+top=$(cd "$(dirname "$0")/../.." && pwd)
+R=${RXE_VM:-$top/../shared/tools/rxe-vm/rxe-vm.sh}
+[ -x "$R" ] || { echo "rxe-vm harness absent ($R): skipped"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
+"$R" deps >/dev/null 2>&1 && "$R" build >/dev/null 2>&1 || { echo "cannot build the rxe VM: skipped"; exit 77; }
+command -v qemu-system-x86_64 >/dev/null || { echo "no qemu: skipped"; exit 77; }
+
+sock=/tmp/droce-interop.sock
+pcap=/tmp/droce-interop.pcap
+cleanup() {
+	[ -n "${dpid:-}" ] && kill "$dpid" 2>/dev/null
+	"$R" capture-stop >/dev/null 2>&1
+	"$R" down >/dev/null 2>&1
+}
+trap cleanup EXIT
+"$R" down >/dev/null 2>&1
+"$R" net-up >/dev/null || exit 1
+"$R" boot vm1 10.77.0.1/24 >/dev/null || { echo "the VM did not boot: skipped"; exit 77; }
+ip netns exec rxe nft add table inet droce
+ip netns exec rxe nft add chain inet droce input '{ type filter hook input priority 0; }'
+ip netns exec rxe nft add rule inet droce input udp dport 4791 drop
+"$R" capture-start "$pcap" >/dev/null
+ip netns exec rxe "$build/app/droced/droced" --no-pci --no-huge -m 512 --file-prefix droce-interop \
+	-- --iface rxehost --ip 10.77.0.100/24 --socket "$sock" --idle sleep >/tmp/droce-interop.log 2>&1 &
+dpid=$!
+i=0
+until grep -q '^READY' /tmp/droce-interop.log 2>/dev/null; do
+	i=$((i + 1)); [ $i -gt 100 ] && { cat /tmp/droce-interop.log; exit 1; }; sleep 0.1
+done
+gid=$("$R" gid vm1 | tail -n 1)
+DR="ip netns exec rxe $build/app/run/droce-run --socket $sock"
+fail=0
+
+# rxe serves, droce is the client
+as_client() {	# name, command stem (device and gid flags added)
+	j=$("$R" spawn vm1 "$2 -d rxe0 $3 $gid")
+	sleep 2
+	timeout 300 $DR $2 -d droce0 $3 1 10.77.0.1 >/tmp/droce-interop.c 2>&1
+	c=$?
+	"$R" wait -t 300 vm1 "$j" >/tmp/droce-interop.s 2>&1
+	s=$?
+	report "$1 (droce client)" $c $s
+}
+# droce serves, rxe is the client
+as_server() {
+	$DR timeout 300 $2 -d droce0 $3 1 >/tmp/droce-interop.s 2>&1 &
+	sp=$!
+	sleep 1.5
+	"$R" exec -t 300 vm1 "$2 -d rxe0 $3 $gid 10.77.0.100" >/tmp/droce-interop.c 2>&1
+	c=$?
+	wait $sp
+	s=$?
+	report "$1 (droce server)" $c $s
+}
+report() {
+	if [ "$2" = 0 ] && [ "$3" = 0 ]; then
+		echo "ok   $1: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' /tmp/droce-interop.c | tail -n 1 | tr -s ' ')"
+	else
+		echo "FAIL $1: client exit $2, server exit $3"
+		tail -n 5 /tmp/droce-interop.c /tmp/droce-interop.s | sed 's/^/    /'
+		fail=1
+	fi
+}
+
+for role in as_client as_server; do
+	$role "rc_pingpong" "ibv_rc_pingpong -n 20 -c" "-g"
+	$role "rc_pingpong 64 KiB mtu 1024" "ibv_rc_pingpong -n 10 -s 65536 -m 1024 -c" "-g"
+	$role "uc_pingpong" "ibv_uc_pingpong -n 20 -c" "-g"
+	$role "ud_pingpong" "ibv_ud_pingpong -n 20 -c" "-g"
+	$role "srq_pingpong" "ibv_srq_pingpong -n 20 -c" "-g"
+	$role "ib_write_bw" "ib_write_bw -n 200" "-x"
+	$role "ib_send_bw" "ib_send_bw -n 200" "-x"
+	$role "ib_read_bw" "ib_read_bw -n 200" "-x"
+	$role "ib_atomic_bw fetch_add" "ib_atomic_bw -n 200" "-x"
+	$role "ib_atomic_bw cmp_swap" "ib_atomic_bw -n 200 -A CMP_AND_SWAP" "-x"
+	$role "ib_write_lat" "ib_write_lat -n 100" "-x"
+	$role "ib_read_lat" "ib_read_lat -n 100" "-x"
+done
+
+"$R" capture-stop >/dev/null 2>&1
+sleep 1
+out=$("$build/app/pcap/droce-pcap" verify "$pcap" 2>&1)
+if [ $? -eq 0 ]; then
+	echo "ok   capture: $(echo "$out" | tail -n 1)"
+else
+	echo "FAIL capture:"
+	echo "$out" | tail -n 10
+	fail=1
+fi
+exit $fail
