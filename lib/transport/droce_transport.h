@@ -310,6 +310,7 @@ struct droce_tqp {
 		uint32_t wr_left;	/**< WRITE: bytes the RETH still allows */
 		struct droce_tqp_res res[DROCE_MAX_RD_ATOMIC];
 		uint32_t res_head;	/**< next slot to use (ring) */
+		uint32_t res_pending;	/**< resources with responses owed: poll skips the ring at 0 */
 	} resp;
 
 	uint64_t cnt[DROCE_TQP_CNT_COUNT];

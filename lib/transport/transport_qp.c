@@ -169,13 +169,8 @@ droce_tqp_timer(struct droce_tqp *qp, uint64_t now)
 bool
 droce_tqp_has_work(const struct droce_tqp *qp)
 {
-	unsigned int i;
-
-	if (qp->resp.ack_pending)
+	if (qp->resp.ack_pending || qp->resp.res_pending > 0)
 		return true;
-	for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++)
-		if (qp->resp.res[i].pending)
-			return true;
 	return qp->req.idx != qp->sq_post && qp->comp.rnr_until == 0;
 }
 

@@ -28,6 +28,15 @@
 
 #include "transport_priv.h"
 
+/* Mark a READ/atomic resource as owing responses or not, keeping the count. */
+static void
+res_set_pending(struct droce_tqp *qp, struct droce_tqp_res *r, bool pending)
+{
+	if (r->pending != pending)
+		qp->resp.res_pending += pending ? 1 : (uint32_t)-1;
+	r->pending = pending;
+}
+
 static void
 resp_send_aeth(struct droce_tqp *qp, uint8_t opcode, uint32_t psn, uint8_t syndrome,
 	       const struct droce_iov *iov, unsigned int n_iov)
@@ -90,7 +99,7 @@ resp_flush(struct droce_tqp *qp)
 	if (qp->resp.have_rwqe)
 		resp_complete_recv(qp, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, 0, NULL);
 	for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++)
-		qp->resp.res[i].pending = false;
+		res_set_pending(qp, &qp->resp.res[i], false);
 	qp->resp.ack_pending = false;
 }
 
@@ -121,6 +130,7 @@ resp_res_alloc(struct droce_tqp *qp)
 	struct droce_tqp_res *r = &qp->resp.res[qp->resp.res_head % n];
 
 	qp->resp.res_head++;
+	res_set_pending(qp, r, false);	/* an overwritten slot owes nothing more */
 	memset(r, 0, sizeof(*r));
 	return r;
 }
@@ -153,14 +163,14 @@ resp_duplicate(struct droce_tqp *qp, const struct droce_pkt *pkt)
 		if (r == NULL)
 			return;
 		r->sent = DROCE_MIN(droce_psn_diff(pkt->psn, r->psn) * qp->attr.mtu, r->len);
-		r->pending = true;
+		res_set_pending(qp, r, true);
 		return;
 	}
 	if (d->flags & DROCE_OPF_ATOMIC) {
 		/* never execute twice: answer again with the saved original value */
 		r = resp_res_find(qp, pkt->psn, DROCE_RES_ATOMIC);
 		if (r != NULL)
-			r->pending = true;
+			res_set_pending(qp, r, true);
 		return;
 	}
 	/* SEND/WRITE: acknowledge what we have (IBA 9.7.5.1.2) */
@@ -304,7 +314,7 @@ resp_read(struct droce_tqp *qp, const struct droce_pkt *pkt)
 	r->va = pkt->reth.va;
 	r->rkey = pkt->reth.rkey;
 	r->len = pkt->reth.len;
-	r->pending = true;
+	res_set_pending(qp, r, true);
 	qp->resp.msn++;
 	r->msn = qp->resp.msn;
 	return RESP_OK;
@@ -338,7 +348,7 @@ resp_atomic(struct droce_tqp *qp, const struct droce_pkt *pkt)
 	r->orig = orig;
 	r->msn = qp->resp.msn;
 	r->syndrome = droce_aeth_syn_ack(DROCE_AETH_CREDITS_UNLIMITED);
-	r->pending = true;		/* the reply goes out in order, from resp_poll() */
+	res_set_pending(qp, r, true);	/* the reply goes out in order, from resp_poll() */
 	return RESP_OK;
 }
 
@@ -519,7 +529,7 @@ resp_read_responses(struct droce_tqp *qp, struct droce_tqp_res *r, unsigned int 
 		if (n > 0) {
 			if (qp->ops->mem_resolve(qp->ops_ctx, qp, r->rkey, r->va + r->sent, n,
 						 IBV_ACCESS_REMOTE_READ, &host) != DROCE_MEM_OK) {
-				r->pending = false;	/* key invalidated while serving */
+				res_set_pending(qp, r, false);	/* key invalidated while serving */
 				resp_nak_fatal(qp, droce_psn_add(r->psn, k), DROCE_NAK_REM_ACCESS);
 				break;
 			}
@@ -534,7 +544,7 @@ resp_read_responses(struct droce_tqp *qp, struct droce_tqp_res *r, unsigned int 
 		r->sent += n;
 		sent++;
 		if (last)
-			r->pending = false;
+			res_set_pending(qp, r, false);
 	}
 	return sent;
 }
@@ -550,7 +560,7 @@ resp_atomic_reply(struct droce_tqp *qp, struct droce_tqp_res *r)
 	ack.aeth.msn = r->msn & DROCE_24BIT_MASK;
 	ack.atmack_orig = r->orig;
 	tqp_xmit(qp, &ack, NULL, 0);
-	r->pending = false;
+	res_set_pending(qp, r, false);
 }
 
 unsigned int
@@ -565,7 +575,7 @@ resp_poll(struct droce_tqp *qp, unsigned int budget)
 	/* READ responses and atomic replies, oldest first: they keep PSN order */
 	n = DROCE_MAX(1u, DROCE_MIN((uint32_t)qp->attr.max_dest_rd_atomic,
 				    (uint32_t)DROCE_MAX_RD_ATOMIC));
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && qp->resp.res_pending > 0; i++) {
 		struct droce_tqp_res *r = &qp->resp.res[(qp->resp.res_head + i) % n];
 
 		if (!r->pending)
