@@ -10,18 +10,18 @@ set -u
 pair_up "$1"
 fail=0
 stat() {	# side counter
-	ip netns exec "droce$1" "$build/app/ctl/droce-ctl" -p "droce$1" stats |
+	ip netns exec "droce$DROCE_TAG$1" "$build/app/ctl/droce-ctl" -p "droce$DROCE_TAG$1" stats |
 		awk -v k="$2" '$1 == k { print $2 }'
 }
 alive() {
 	for side in A B; do
-		kill -0 "$(cat /run/droce-netns/droced-$side.pid)" 2>/dev/null ||
+		kill -0 "$(cat $DROCE_STATE/droced-$side.pid)" 2>/dev/null ||
 			{ echo "FAIL droced $side died"; fail=1; }
 	done
 }
 
 echo "== hostile client"
-ip netns exec droceA "$build/tests/integration/hostile_client" /run/droce-netns/A.sock || fail=1
+ip netns exec $DROCE_NS_A "$build/tests/integration/hostile_client" $DROCE_STATE/A.sock || fail=1
 sleep 0.5
 alive
 [ "$(stat A qps)" = 0 ] && [ "$(stat A clients)" = 0 ] && [ "$(stat A mrs)" = 0 ] ||
@@ -35,7 +35,9 @@ spid=$!
 sleep 1
 $DROCE_RUN_A ib_write_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 1000000 "$DROCE_IP_B" >/dev/null 2>&1 &
 sleep 3
-pkill -9 -f "ib_write_bw -d $DROCE_DEV -x $DROCE_GID_INDEX -n 1000000 $DROCE_IP_B"
+for p in $(ip netns pids "$DROCE_NS_A"); do	# only our namespace's client
+	[ "$(cat /proc/$p/comm 2>/dev/null)" = ib_write_bw ] && kill -9 "$p"
+done
 wait $spid
 echo "server exited with $? after its peer died (not hung)"
 sleep 0.5

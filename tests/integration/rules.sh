@@ -30,7 +30,7 @@ $DROCE_RUN_A "$probe" fatal >/tmp/droce-fatal.$$ 2>&1 &
 cpid=$!
 i=0
 until grep -q waiting /tmp/droce-fatal.$$ || [ $i -gt 50 ]; do sleep 0.1; i=$((i + 1)); done
-kill -TERM "$(cat /run/droce-netns/droced-A.pid)"
+kill -TERM "$(cat $DROCE_STATE/droced-A.pid)"
 i=0
 while kill -0 $cpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 if grep -q "event DEVICE_FATAL" /tmp/droce-fatal.$$; then

@@ -39,8 +39,10 @@ pair() {
 	src=$?
 	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
 		echo "FAIL: $* (client $crc, server $src)"
-		sed 's/^/    client: /' "$tmp/cli" | tail -5
-		sed 's/^/    server: /' "$tmp/srv" | tail -5
+		# whole logs: stderr is unbuffered and lands before stdout's lines
+		sed 's/^/    client: /' "$tmp/cli"
+		sed 's/^/    server: /' "$tmp/srv"
+		tail -20 "$tmp/mock.log" | sed 's/^/    mock: /'
 		fail=1
 	else
 		echo "ok: $*"
