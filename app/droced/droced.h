@@ -15,13 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "droce_idle.h"
 #include "droce_verbs_dev.h"
-
-enum droced_idle {
-	DROCED_IDLE_BUSY,	/* spin: a dedicated core */
-	DROCED_IDLE_YIELD,	/* sched_yield() on empty polls */
-	DROCED_IDLE_SLEEP,	/* sleep after an idle spell */
-};
 
 struct droced_opts {
 	const char *iface;		/* --iface NAME: net_af_packet on it */
@@ -36,7 +31,7 @@ struct droced_opts {
 	unsigned int n_neigh;
 	const char *mac;		/* --mac */
 	uint32_t mtu;			/* --mtu */
-	enum droced_idle idle;		/* --idle */
+	enum droce_idle_mode idle;	/* --idle */
 	uint32_t sock_mode;		/* --socket-mode 0660 */
 	int sock_gid;			/* --socket-group */
 	uint64_t seed;			/* --seed: key bytes (tests) */

@@ -36,24 +36,14 @@ on_signal(int sig)
 	atomic_store(&droced.stop, true);
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The poll loop. Idle modes matter on small machines: two busy pollers on
- * one core starve each other (doc/performance.md). */
+/* The poll loop; idle modes in droce_idle.h. */
 static void
 worker_loop(struct droced *d)
 {
-	uint64_t last_work = now_ns();
+	uint64_t last_work = droce_now_ns();
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
-		uint64_t now = now_ns();
+		uint64_t now = droce_now_ns();
 		unsigned int work = 0;
 
 		work += droced_worker_mailbox(d);
@@ -65,25 +55,7 @@ worker_loop(struct droced *d)
 			last_work = now;
 			continue;
 		}
-		switch (d->opts.idle) {
-		case DROCED_IDLE_YIELD:
-			sched_yield();
-			break;
-		case DROCED_IDLE_SLEEP:
-			/*
-			 * Yield through short gaps; nap only after 20 ms without work.
-			 * A nap costs a timer tick on kernels with coarse timers
-			 * (4 ms measured here), too much between packets of a
-			 * conversation, nothing for a daemon that is really idle.
-			 */
-			if (now - last_work < 20 * 1000 * 1000)
-				sched_yield();
-			else
-				usleep(100);
-			break;
-		default:
-			break;
-		}
+		droce_idle(d->opts.idle, now, last_work);
 	}
 }
 

@@ -110,13 +110,7 @@ apply(struct droced_opts *o, int c, const char *arg)
 		o->neigh[o->n_neigh++] = arg;
 		break;
 	case 'I':
-		if (strcmp(arg, "busy") == 0)
-			o->idle = DROCED_IDLE_BUSY;
-		else if (strcmp(arg, "yield") == 0)
-			o->idle = DROCED_IDLE_YIELD;
-		else if (strcmp(arg, "sleep") == 0)
-			o->idle = DROCED_IDLE_SLEEP;
-		else
+		if (droce_idle_parse(arg, &o->idle) < 0)
 			return -1;
 		break;
 	case 'S':

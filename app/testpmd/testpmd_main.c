@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * droce-testpmd [EAL options] -- [options]: droce's RC and UD transports
+ * straight on a DPDK port, testpmd-style, for line-rate tests and
+ * benchmarks. The engine runs on the first worker lcore (or a thread when
+ * EAL was given one lcore); this thread runs the commands.
+ */
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+
+#include "testpmd.h"
+
+volatile sig_atomic_t tp_interrupted;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	tp_interrupted = 1;
+}
+
+/* Unless the caller chooses, EAL shares no files: several run at once. */
+static char **
+eal_args(int *argc, char **argv)
+{
+	char **out = calloc((size_t)*argc + 2, sizeof(*out));
+	bool chosen = false;	/* --in-memory cannot go with --no-huge: --no-shconf */
+	int i, n = 0;
+
+	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], "--file-prefix", 13) == 0 ||
+		    strcmp(argv[i], "--in-memory") == 0 || strcmp(argv[i], "--no-shconf") == 0)
+			chosen = true;
+	out[n++] = argv[0];
+	if (!chosen)
+		out[n++] = "--no-shconf";
+	for (i = 1; i < *argc; i++)
+		out[n++] = argv[i];
+	*argc = n;
+	return out;
+}
+
+static int
+port_open(const struct tp_opts *o, struct droce_port **port)
+{
+	struct droce_port_conf pc;
+	struct droce_port_info info;
+	char mac[18];
+	unsigned int i;
+	int ret;
+
+	droce_port_conf_init(&pc);
+	ret = o->iface != NULL ? droce_port_conf_iface(&pc, o->iface) :
+	      snprintf(pc.devargs, sizeof(pc.devargs), "%s", o->port) < 0 ? -EINVAL : 0;
+	for (i = 0; ret == 0 && i < o->n_ip; i++)
+		ret = droce_port_conf_add_ip(&pc, o->ip[i]);
+	for (i = 0; ret == 0 && i < o->n_neigh; i++)
+		ret = droce_port_conf_add_neigh(&pc, o->neigh[i]);
+	if (ret == 0 && o->mac != NULL)
+		ret = droce_port_conf_set_mac(&pc, o->mac);
+	pc.mtu = (uint16_t)o->mtu;
+	pc.nb_mbufs = 16383;
+	if (ret == 0)
+		ret = droce_port_open(&pc, port);
+	if (ret < 0) {
+		fprintf(stderr, "droce-testpmd: cannot open the port: %s\n", strerror(-ret));
+		return ret;
+	}
+	droce_port_info(*port, &info);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", info.mac[0], info.mac[1],
+		 info.mac[2], info.mac[3], info.mac[4], info.mac[5]);
+	printf("port %s (%s): mac %s mtu %u\n", info.name, info.driver, mac, info.mtu);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct droce_port *port = NULL;
+	struct tp_engine *e = NULL;
+	struct tp_opts o;
+	int ret;
+
+	argv = eal_args(&argc, argv);
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "droce-testpmd: EAL init failed\n");
+		return 1;
+	}
+	argc -= ret;
+	argv += ret;
+	if (tp_opts_parse(&o, argc, argv) < 0 || port_open(&o, &port) < 0) {
+		rte_eal_cleanup();
+		return 2;
+	}
+	ret = tp_engine_create(&o, port, &e);
+	if (ret < 0) {
+		fprintf(stderr, "droce-testpmd: %s\n", strerror(-ret));
+		droce_port_close(port);
+		rte_eal_cleanup();
+		return 1;
+	}
+	printf("mode %s: %u QP%s from QPN 0x%x to 0x%x, key 0x%x, memory %" PRIu64
+	       " bytes, %" PRIu64 " bytes per QP\n",
+	       tp_mode_name(o.mode), o.qps, o.qps == 1 ? "" : "s", o.qpn_base, o.remote_qpn, o.key,
+	       o.mem, tp_engine_qp_bytes(e));
+	fflush(stdout);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	if (tp_engine_launch(e) < 0) {
+		fprintf(stderr, "droce-testpmd: cannot start the worker\n");
+		tp_engine_destroy(e);
+		droce_port_close(port);
+		rte_eal_cleanup();
+		return 1;
+	}
+
+	if (o.cmd != NULL)
+		ret = tp_cmd_run_list(e, port, o.cmd);
+	else if (o.cmd_file != NULL)
+		ret = tp_cmd_run_file(e, port, o.cmd_file);
+	else
+		ret = tp_cmd_interactive(e, port);
+
+	if (tp_engine_running(e))
+		tp_cmd_run_list(e, port, "stop");
+	tp_engine_destroy(e);	/* halts the worker first */
+	droce_port_close(port);
+	rte_eal_cleanup();
+	return ret == 0 ? 0 : 1;
+}
