@@ -126,7 +126,7 @@ extern const char *const tp_counter_name[TP_CNT_COUNT];
 /* Options (testpmd_opts.c). @return 0, or -1 after printing why. */
 int tp_opts_parse(struct tp_opts *o, int argc, char **argv);
 
-/* Set by SIGINT / SIGTERM: commands stop waiting and the program ends. */
+/* Set by SIGINT / SIGTERM: it ends the current sleep or wait, or the prompt. */
 extern volatile sig_atomic_t tp_interrupted;
 
 /* Commands (testpmd_cmd.c): run a ';'-separated list or a file or the prompt. */

@@ -83,7 +83,11 @@ pause_for(struct cmd_state *st, double seconds, bool until_done)
 	uint64_t end = droce_now_ns() + (uint64_t)(seconds * 1e9);
 	const struct tp_opts *o = tp_engine_opts(st->e);
 
-	while (droce_now_ns() < end && !tp_interrupted) {
+	while (droce_now_ns() < end) {
+		if (tp_interrupted) {	/* a signal ends the wait; the list goes on */
+			tp_interrupted = 0;
+			return;
+		}
 		uint64_t left = end - droce_now_ns();
 		struct tp_snapshot s;
 
@@ -190,6 +194,7 @@ run_one(struct cmd_state *st, char *line)
 		if (tp_engine_running(st->e))
 			run_one(st, (char[]){ "stop" });
 		tp_engine_halt(st->e);
+		printf("halted\n");
 	} else if (strcmp(argv[0], "quit") == 0 || strcmp(argv[0], "exit") == 0) {
 		st->quit = true;
 	} else if (strcmp(argv[0], "help") == 0) {
@@ -224,7 +229,7 @@ tp_cmd_run_list(struct tp_engine *e, struct droce_port *port, const char *list)
 	char *copy = strdup(list), *save = NULL, *c;
 	int ret = 0;
 
-	for (c = strtok_r(copy, ";", &save); c != NULL && !st->quit && !tp_interrupted; c = strtok_r(NULL, ";", &save))
+	for (c = strtok_r(copy, ";", &save); c != NULL && !st->quit; c = strtok_r(NULL, ";", &save))
 		ret |= run_one(st, c);
 	free(copy);
 	return ret;
@@ -242,7 +247,7 @@ tp_cmd_run_file(struct tp_engine *e, struct droce_port *port, const char *path)
 		perror(path);
 		return -1;
 	}
-	while (!st->quit && !tp_interrupted && fgets(line, sizeof(line), f) != NULL)
+	while (!st->quit && fgets(line, sizeof(line), f) != NULL)
 		ret |= run_one(st, line);
 	fclose(f);
 	return ret;

@@ -452,19 +452,22 @@ rx_burst(struct tp_engine *e, uint64_t now, unsigned int *work)
 	}
 }
 
-/* May the generator post another message now? */
+/* Will the generator post on this QP without a completion first? */
+static bool
+wants_post(struct tp_engine *e, struct tp_qp *qp, uint64_t posted)
+{
+	return e->generator && atomic_load_explicit(&e->running, memory_order_relaxed) &&
+	       qp->outstanding < e->o.depth &&
+	       (e->o.count == 0 || posted - e->posted_at_start < e->o.count);
+}
+
+/* ... and may it post now (the rate limit)? */
 static bool
 may_post(struct tp_engine *e, struct tp_qp *qp, uint64_t now, uint64_t posted)
 {
-	if (!atomic_load_explicit(&e->running, memory_order_relaxed) ||
-	    qp->outstanding >= e->o.depth)
-		return false;
-	if (e->o.count && posted - e->posted_at_start >= e->o.count)
-		return false;
-	if (e->o.rate && (posted - e->posted_at_start) * 1000000000ull >=
-			 (now - e->run_start) * e->o.rate)
-		return false;
-	return true;
+	return wants_post(e, qp, posted) &&
+	       (e->o.rate == 0 || (posted - e->posted_at_start) * 1000000000ull <
+				       (now - e->run_start) * e->o.rate);
 }
 
 static void
@@ -499,7 +502,7 @@ serve_active(struct tp_engine *e, uint64_t now)
 	for (i = 0; i < n; i++) {
 		struct tp_qp *qp = &e->qps[e->active[i]];
 
-		while (e->generator && may_post(e, qp, now, posted)) {
+		while (may_post(e, qp, now, posted)) {
 			uint64_t before = qp->seq;
 
 			post_one(e, qp);
@@ -508,7 +511,7 @@ serve_active(struct tp_engine *e, uint64_t now)
 			posted++;
 		}
 		work += droce_tqp_poll(&qp->tqp, now, POLL_BUDGET);
-		if (droce_tqp_has_work(&qp->tqp) || (e->generator && may_post(e, qp, now, posted)))
+		if (droce_tqp_has_work(&qp->tqp) || wants_post(e, qp, posted))
 			e->active[keep++] = e->active[i];
 		else
 			qp->active = false;

@@ -114,8 +114,9 @@ main(int argc, char **argv)
 	       tp_mode_name(o.mode), o.qps, o.qps == 1 ? "" : "s", o.qpn_base, o.remote_qpn, o.key,
 	       o.mem, tp_engine_qp_bytes(e));
 	fflush(stdout);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	/* no SA_RESTART: the prompt's read ends on a signal */
+	sigaction(SIGINT, &(struct sigaction){ .sa_handler = on_signal }, NULL);
+	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = on_signal }, NULL);
 
 	if (tp_engine_launch(e) < 0) {
 		fprintf(stderr, "droce-testpmd: cannot start the worker\n");

@@ -1,0 +1,95 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# droce-testpmd against itself over net_memif, every mode: a generator
+# posts a fixed count of messages, the peer serves (or, in raw mode, only
+# checks) them; both sides' counters must agree with the count.
+#   modes.sh BUILD_DIR
+set -u
+build=$1
+tp=$build/app/testpmd/droce-testpmd
+tmp=$(mktemp -d)
+trap 'kill $rpid 2>/dev/null; rm -rf "$tmp"' EXIT
+rpid=
+fail=0
+n=0
+eal="--no-huge -m 512 --no-pci"
+memif="socket=$tmp/memif.sock,socket-abstract=no"
+A="--ip 10.0.0.1/24 --mac 02:00:00:00:00:01 --neigh 10.0.0.2=02:00:00:00:00:02 --remote 10.0.0.2"
+B="--ip 10.0.0.2/24 --mac 02:00:00:00:00:02 --neigh 10.0.0.1=02:00:00:00:00:01 --remote 10.0.0.1"
+
+stat() {	# log counter
+	awk -v k="$2" '$1 == k { print $2 }' "$1" | tail -n 1
+}
+
+# run NAME "PEER OPTIONS" "GENERATOR OPTIONS": the peer is the memif server
+run() {
+	name=$1
+	n=$((n + 1))
+	rm -f "$tmp/memif.sock"
+	# the peer polls until told to stop; it yields (2 cores, two pollers)
+	$tp -l 1 $eal --vdev "net_memif0,role=server,$memif" -- --port net_memif0 $B \
+		--idle yield --quiet $2 --cmd 'start; sleep 120; show stats' >"$tmp/peer" 2>&1 &
+	rpid=$!
+	i=0
+	while [ ! -S "$tmp/memif.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	# the generator halts its poller before the peer is stopped, and stays
+	# open until the peer closed (memif crashes a poller whose peer leaves)
+	$tp -l 0 $eal --vdev "net_memif0,role=client,$memif" -- --port net_memif0 $A \
+		--idle yield --quiet $3 --cmd 'start; wait 60; stop; show stats; halt; sleep 1.5' \
+		>"$tmp/gen" 2>&1 &
+	gpid=$!
+	i=0
+	until grep -q '^halted' "$tmp/gen" || [ $i -gt 1300 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -TERM $rpid
+	wait $rpid
+	prc=$?
+	wait $gpid
+	grc=$?
+	rpid=
+	if [ $prc -ne 0 ] || [ $grc -ne 0 ]; then
+		echo "FAIL $name: generator exit $grc, peer exit $prc"
+		sed 's/^/    gen:  /' "$tmp/gen" | grep -v EAL | tail -n 25
+		sed 's/^/    peer: /' "$tmp/peer" | grep -v EAL | tail -n 25
+		fail=1
+		return 1
+	fi
+	return 0
+}
+
+# expect NAME LOG COUNTER VALUE
+expect() {
+	got=$(stat "$2" "$3")
+	if [ "$got" = "$4" ]; then
+		echo "ok   $1: $3 = $4"
+	else
+		echo "FAIL $1: $3 = '$got', expected $4"
+		grep -v EAL "$2" | sed 's/^/    /' | tail -n 30
+		fail=1
+	fi
+}
+
+c=20000
+for m in write send read fadd cswap; do
+	run "$m" "--mode responder" "--mode $m --count $c --size 256" || continue
+	expect "$m" "$tmp/gen" MSGS $c
+	expect "$m" "$tmp/gen" ERRORS 0
+	case $m in
+	send) expect "$m, peer" "$tmp/peer" MSGS $c ;;
+	read) expect "$m" "$tmp/gen" BYTES $((c * 256)) ;;
+	fadd) expect "$m, peer's word" "$tmp/peer" atomic-word $c ;;
+	esac
+done
+# multi-packet messages: 10 000 bytes at path MTU 1024 are 10 packets each
+run "write 10000 B" "--mode responder" "--mode write --count 2000 --size 10000 --path-mtu 1024" &&
+	expect "write 10000 B" "$tmp/gen" TX_FRAMES $((2000 * 10))
+run "send 64 QPs" "--mode responder --qps 64" "--mode send --qps 64 --count 64000" &&
+	expect "send 64 QPs, peer" "$tmp/peer" MSGS 64000
+run "ud" "--mode responder --ud --qps 4" "--mode ud --qps 4 --count $c --size 512 --rate 200000" &&
+	expect "ud, peer" "$tmp/peer" MSGS $c
+run "raw" "--mode raw" "--mode ud --count $c --size 100 --rate 200000" && {
+	expect "raw" "$tmp/peer" RX_OK $c
+	expect "raw" "$tmp/peer" RX_FRAMES $c
+}
+exit $fail
