@@ -335,8 +335,8 @@ wc_opcode(uint32_t op)
 }
 
 /*
- * Execute one send WQE of @p qp. @return 1 done, 0 must wait (no receive
- * posted at the peer yet).
+ * Execute one send WQE of @p qp and release its ring slot. @return 1 done,
+ * 0 must wait (no receive posted at the peer yet; the slot stays taken).
  */
 static int
 execute(struct obj *qp, const struct droce_shm_swqe *w)
@@ -461,6 +461,12 @@ execute(struct obj *qp, const struct droce_shm_swqe *w)
 		cqe_push(peer->recv_cq, &rc, w->send_flags & IBV_SEND_SOLICITED);
 	}
 complete:
+	/*
+	 * Free the ring slot before the completion is visible: a client that
+	 * sees it may post again at once and must find room (as in droced,
+	 * which takes WQEs off the ring before executing them).
+	 */
+	droce_shm_release(qp->sq.r, ++qp->sq.cons);
 	if (sc.status != IBV_WC_SUCCESS || (w->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
 		cqe_push(qp->send_cq, &sc, false);
 	if (sc.status != IBV_WC_SUCCESS && sc.status != IBV_WC_WR_FLUSH_ERR) {
@@ -485,8 +491,7 @@ qp_progress(struct obj *qp)
 	while (droce_shm_load_prod(qp->sq.r) != qp->sq.cons) {
 		memcpy(&w, droce_shm_slot(qp->sq.r, qp->sq.cons), sizeof(w));
 		if (!execute(qp, &w))
-			break;
-		droce_shm_release(qp->sq.r, ++qp->sq.cons);
+			break;	/* it released the slot if it completed */
 		busy = true;
 	}
 	/* a QP in error flushes its receives */
