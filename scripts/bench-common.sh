@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# Sourced by scripts/bench-*: where the binaries are, how to run two
+# DPDK processes over one net_memif link (one core each), and how results
+# are printed ("RESULT name value unit" lines that bench-all collects).
+# Benchmarks, not tests: they measure and report, they do not judge.
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${DROCE_BUILD:-$top/build}
+tp=$build/app/testpmd/droce-testpmd
+work=$(mktemp -d /tmp/droce-bench.XXXXXX)
+trap 'bench_cleanup' EXIT INT TERM
+# 2 cores: each side of a link owns one; an lcore thread may share its core
+# with the process's main thread, which only sleeps.
+eal_a="--lcores 0@0,1@0 --no-huge -m 1024 --no-pci --no-shconf"
+eal_b="--lcores 0@1,1@1 --no-huge -m 1024 --no-pci --no-shconf"
+memif="net_memif0,socket=$work/memif.sock,socket-abstract=no"
+addr_a="--ip 10.0.0.1/24 --mac 02:00:00:00:00:01 --neigh 10.0.0.2=02:00:00:00:00:02 --remote 10.0.0.2"
+addr_b="--ip 10.0.0.2/24 --mac 02:00:00:00:00:02 --neigh 10.0.0.1=02:00:00:00:00:01 --remote 10.0.0.1"
+SECONDS_RUN=${BENCH_SECONDS:-5}
+
+bench_cleanup() {
+	[ -n "${bg_pids:-}" ] && kill $bg_pids 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+
+result() {	# name value unit [note]
+	printf 'RESULT %s %s %s%s\n' "$1" "$2" "$3" "${4:+ $4}"
+}
+
+# Median of the numbers on stdin.
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2];
+		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# tp_pair "RESPONDER OPTIONS" "GENERATOR OPTIONS": droce-testpmd responder
+# (memif server, core 1) and generator (memif client, core 0) for
+# SECONDS_RUN seconds after a one-second warm-up. The generator's log is
+# $work/gen, the responder's $work/resp; prints the median of the
+# generator's per-second message rates.
+tp_pair() {
+	rm -f "$work/memif.sock"
+	$tp $eal_b --vdev "$memif,role=server" -- --port net_memif0 $addr_b --quiet \
+		--mode responder $1 --cmd "start; sleep 600" >"$work/resp" 2>&1 &
+	resp=$!
+	bg_pids="$resp"
+	i=0
+	while [ ! -S "$work/memif.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	$tp $eal_a --vdev "$memif,role=client" -- --port net_memif0 $addr_a $2 \
+		--cmd "start; sleep $((SECONDS_RUN + 1)); stop; show stats; halt; sleep 1" \
+		>"$work/gen" 2>&1 &
+	gen=$!
+	i=0
+	until grep -q '^halted' "$work/gen" || [ $i -gt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -TERM $resp
+	wait $resp $gen 2>/dev/null
+	bg_pids=
+	# per-second lines after the first (warm-up)
+	awk '/^progress/ { n++; if (n > 1) print $4 + 0 }' "$work/gen" | median
+}
+
+# Per-second counter of a generator log: tp_stat FILE COUNTER
+tp_stat() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1" | tail -n 1
+}
