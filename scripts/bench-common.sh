@@ -33,7 +33,7 @@ result() {	# name value unit [note]
 # Median of the numbers on stdin.
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2];
-		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # tp_pair "RESPONDER OPTIONS" "GENERATOR OPTIONS": droce-testpmd responder
@@ -55,7 +55,7 @@ tp_pair() {
 	gen=$!
 	i=0
 	until grep -q '^halted' "$work/gen" || [ $i -gt 1200 ]; do sleep 0.05; i=$((i + 1)); done
-	kill -TERM $resp
+	kill -TERM $resp 2>/dev/null
 	wait $resp $gen 2>/dev/null
 	bg_pids=
 	# per-second lines after the first (warm-up)
