@@ -706,6 +706,8 @@ droce_port_close(struct droce_port *port)
 	}
 	if (port->started)
 		rte_eth_dev_stop(port->port_id);
+	rte_pktmbuf_free_bulk(port->stash, port->n_stash);
+	port->n_stash = 0;
 	/*
 	 * A port given to us (--vdev, port id) stays open, stopped, so that it
 	 * can be opened again; the ones we hotplugged go away.

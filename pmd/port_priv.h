@@ -77,6 +77,9 @@ struct droce_port {
 	uint16_t lower_port_id;		/* the hotplugged port under the fault vdev */
 	bool started;
 	struct rte_mempool *mp;
+	/* mbufs for droce_port_alloc(), taken from the pool a burst at a time */
+	struct rte_mbuf *stash[32];
+	unsigned int n_stash;
 	struct droce_port_info info;	/* MAC, MTU, addresses (incl. link-local) */
 	struct rte_ether_addr mac;
 

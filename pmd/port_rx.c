@@ -152,7 +152,13 @@ droce_port_tx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 struct rte_mbuf *
 droce_port_alloc(struct droce_port *port)
 {
-	return rte_pktmbuf_alloc(port->mp);
+	/* one trip to the pool per burst: it showed at 5% of a core sending 64 B frames */
+	if (droce_unlikely(port->n_stash == 0)) {
+		if (rte_pktmbuf_alloc_bulk(port->mp, port->stash, DROCE_DIM(port->stash)) < 0)
+			return rte_pktmbuf_alloc(port->mp);	/* the last few */
+		port->n_stash = DROCE_DIM(port->stash);
+	}
+	return port->stash[--port->n_stash];
 }
 
 /* Destination MAC: ours, broadcast, or one of the groups we listen to. */

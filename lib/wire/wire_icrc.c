@@ -25,17 +25,15 @@
  */
 #define ICRC_LRH_CRC 0x2144df1cu
 
-uint32_t
-droce_icrc_begin(const void *l3)
+/* Mask the variant fields of a copy of IP + UDP + BTH. @return the bytes covered. */
+static uint32_t
+icrc_mask(uint8_t *hdr)
 {
-	uint8_t hdr[DROCE_IPV6_BYTES + DROCE_UDP_BYTES + DROCE_BTH_BYTES];
-	const uint8_t *ip = l3;
 	uint8_t *udp;
 	uint32_t n;
 
-	if (ip[0] >> 4 == 6) {
+	if (hdr[0] >> 4 == 6) {
 		n = DROCE_IPV6_BYTES + DROCE_UDP_BYTES + DROCE_BTH_BYTES;
-		memcpy(hdr, ip, n);
 		hdr[0] |= 0x0f;			/* traffic class ... */
 		hdr[1] = 0xff;
 		hdr[2] = 0xff;			/* ... and flow label */
@@ -44,7 +42,6 @@ droce_icrc_begin(const void *l3)
 		udp = hdr + DROCE_IPV6_BYTES;
 	} else {
 		n = DROCE_IPV4_BYTES + DROCE_UDP_BYTES + DROCE_BTH_BYTES;
-		memcpy(hdr, ip, n);
 		hdr[1] = 0xff;			/* TOS */
 		hdr[8] = 0xff;			/* TTL */
 		hdr[10] = 0xff;			/* header checksum */
@@ -54,7 +51,23 @@ droce_icrc_begin(const void *l3)
 	udp[6] = 0xff;				/* UDP checksum */
 	udp[7] = 0xff;
 	udp[DROCE_UDP_BYTES + 4] = 0xff;	/* BTH FECN, BECN, resv6 */
-	return crc32_gzip_refl(ICRC_LRH_CRC, hdr, n);
+	return n;
+}
+
+static uint32_t
+icrc_hdr_bytes(const uint8_t *ip)
+{
+	return (ip[0] >> 4 == 6 ? DROCE_IPV6_BYTES : DROCE_IPV4_BYTES) + DROCE_UDP_BYTES +
+	       DROCE_BTH_BYTES;
+}
+
+uint32_t
+droce_icrc_begin(const void *l3)
+{
+	uint8_t hdr[DROCE_IPV6_BYTES + DROCE_UDP_BYTES + DROCE_BTH_BYTES];
+
+	memcpy(hdr, l3, icrc_hdr_bytes(l3));
+	return crc32_gzip_refl(ICRC_LRH_CRC, hdr, icrc_mask(hdr));
 }
 
 uint32_t
@@ -63,13 +76,26 @@ droce_icrc_update(uint32_t crc, const void *buf, uint32_t len)
 	return crc32_gzip_refl(crc, buf, len);
 }
 
+/*
+ * Small packets (ACKs, short messages) in one CRC pass over a masked copy:
+ * each call of the folding CRC costs a fixed setup, which dominates below
+ * a few hundred bytes (profiled: 15% of a core sending 64-byte WRITEs).
+ */
+#define ICRC_ONE_PASS_MAX	256
+
 uint32_t
 droce_icrc_calc(const void *l3, uint32_t len)
 {
 	const uint8_t *ip = l3;
-	uint32_t n = (ip[0] >> 4 == 6 ? DROCE_IPV6_BYTES : DROCE_IPV4_BYTES) +
-		     DROCE_UDP_BYTES + DROCE_BTH_BYTES;
+	uint32_t n = icrc_hdr_bytes(ip);
 
+	if (len <= ICRC_ONE_PASS_MAX && len >= n) {
+		uint8_t copy[ICRC_ONE_PASS_MAX];
+
+		memcpy(copy, ip, len);
+		icrc_mask(copy);
+		return crc32_gzip_refl(ICRC_LRH_CRC, copy, len);
+	}
 	return droce_icrc_update(droce_icrc_begin(l3), ip + n, len - n);
 }
 
