@@ -19,9 +19,13 @@ memif="net_memif0,socket=$work/memif.sock,socket-abstract=no"
 addr_a="--ip 10.0.0.1/24 --mac 02:00:00:00:00:01 --neigh 10.0.0.2=02:00:00:00:00:02 --remote 10.0.0.2"
 addr_b="--ip 10.0.0.2/24 --mac 02:00:00:00:00:02 --neigh 10.0.0.1=02:00:00:00:00:01 --remote 10.0.0.1"
 SECONDS_RUN=${BENCH_SECONDS:-5}
+# memif between two processes runs in two speed modes here (6 or 20 Mpps
+# for dpdk-testpmd, 3 or 5.4 M for droce, from run to run): the figures
+# that compare are measured in alternating pairs, and medians reported
+REPEAT=${BENCH_REPEAT:-3}
 
 bench_cleanup() {
-	[ -n "${bg_pids:-}" ] && kill $bg_pids 2>/dev/null
+	[ -n "${bg_pids:-}${droced_pid:-}" ] && kill ${bg_pids:-} ${droced_pid:-} 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$work"
 }
@@ -33,7 +37,7 @@ result() {	# name value unit [note]
 # Median of the numbers on stdin.
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2];
-		else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		else { m = (v[NR / 2] + v[NR / 2 + 1]) / 2; printf(m >= 1000 ? "%.0f\n" : "%.3f\n", m) } }'
 }
 
 # tp_pair "RESPONDER OPTIONS" "GENERATOR OPTIONS": droce-testpmd responder
@@ -60,6 +64,11 @@ tp_pair() {
 	bg_pids=
 	# per-second lines after the first (warm-up)
 	awk '/^progress/ { n++; if (n > 1) print $4 + 0 }' "$work/gen" | median
+}
+
+# a / b with @2 decimals: ratio A B [DIGITS]
+ratio() {
+	awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN { printf "%.*f", d, b ? a / b : 0 }'
 }
 
 # Per-second counter of a generator log: tp_stat FILE COUNTER

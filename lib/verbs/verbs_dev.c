@@ -141,14 +141,19 @@ droce_dev_create(const struct droce_dev_conf *conf, struct droce_dev **out)
 	ret = -ENOMEM;
 	dev->objs = calloc(DEV_MAX_OBJS, sizeof(*dev->objs));
 	dev->qpn = calloc(DEV_MAX_QP, sizeof(*dev->qpn));
+	dev->live = calloc(DEV_MAX_QP, sizeof(*dev->live));
+	dev->active = calloc(DEV_MAX_QP, sizeof(*dev->active));
 	dev->loop = malloc(DEV_LOOP_SLOTS * sizeof(*dev->loop));
-	if (dev->objs == NULL || dev->qpn == NULL || dev->loop == NULL)
+	if (dev->objs == NULL || dev->qpn == NULL || dev->live == NULL || dev->active == NULL ||
+	    dev->loop == NULL)
 		goto err_tables;
 	*out = dev;
 	return 0;
 
 err_tables:
 	free(dev->loop);
+	free(dev->active);
+	free(dev->live);
 	free(dev->qpn);
 	free(dev->objs);
 	droce_mcast_free(dev->mcast);
@@ -167,6 +172,8 @@ droce_dev_destroy(struct droce_dev *dev)
 	while (dev->clients != NULL)
 		droce_dev_client_free(dev->clients);
 	free(dev->loop);
+	free(dev->active);
+	free(dev->live);
 	free(dev->qpn);
 	free(dev->objs);
 	droce_mcast_free(dev->mcast);

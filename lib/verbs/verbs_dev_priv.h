@@ -20,6 +20,8 @@
 #define DEV_CQE_SLOT		64
 #define DEV_DB_SLOTS		4096
 #define DEV_LOOP_SLOTS		4096
+/* retransmit / RNR timers and forgotten doorbells: a scan of the live QPs */
+#define DEV_TIMER_NS		(1000 * 1000)
 
 enum dev_obj_type {
 	OBJ_NONE,
@@ -115,6 +117,8 @@ struct dev_qp {
 	uint32_t create_flags;
 	bool sq_sig_all;
 	bool dead;		/* being destroyed */
+	bool active;		/* on dev->active: may have packets to send */
+	uint32_t live_idx;	/* its place in dev->live */
 };
 
 struct droce_client {
@@ -142,6 +146,17 @@ struct droce_dev {
 	uint32_t next_obj;		/* where the next free-slot search starts */
 	struct dev_qp **qpn;		/* by QPN - DEV_QPN_BASE */
 	uint32_t next_qpn;
+	/*
+	 * Polls visit only the active QPs (a packet, a doorbell or a timer gave
+	 * them work) and the timers scan the live ones once a millisecond:
+	 * idle QPs cost nothing per pass (a scan of every QPN slot per pass
+	 * took 78% of the core under ib_write_bw).
+	 */
+	struct dev_qp **live;		/* n_live QPs, dense */
+	uint32_t n_live;
+	struct dev_qp **active;		/* n_active QPs, dense */
+	uint32_t n_active;
+	uint64_t next_timer;
 	struct droce_client *clients;
 	uint32_t next_client;
 	uint32_t nobj[OBJ_TYPE_COUNT];

@@ -34,6 +34,16 @@ mtu_bytes(enum ibv_mtu m)
 
 /* ---- transport ops ---- */
 
+/* The QP may have packets to send: poll it until it has none. */
+static inline void
+qp_activate(struct droce_dev *dev, struct dev_qp *qp)
+{
+	if (!qp->active) {
+		qp->active = true;
+		dev->active[dev->n_active++] = qp;
+	}
+}
+
 static enum droce_mem_err
 ops_mem_resolve(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, uint32_t len,
 		uint32_t access, uint8_t **host)
@@ -377,6 +387,8 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	if (srq)
 		srq->refs++;
 	dev->qpn[i] = qp;
+	qp->live_idx = dev->n_live;
+	dev->live[dev->n_live++] = qp;
 
 	rep->qp_handle = qp->o.handle;
 	rep->qp_num = ta.qpn;
@@ -524,6 +536,7 @@ dev_modify_qp(struct droce_client *cl, const struct droce_ctrl_modify_qp_req *re
 		}
 		qp->state = next;
 		droce_tqp_set_state(&qp->tqp, tqp_state(next), qp->attr.sq_psn, qp->attr.rq_psn);
+		qp_activate(dev, qp);
 		if (next == IBV_QPS_ERR) {
 			atomic_store_explicit(&qp->sq.r->error, 1, memory_order_release);
 			rq_flush(qp);
@@ -567,6 +580,15 @@ dev_qp_free(struct droce_dev *dev, struct dev_qp *qp)
 {
 	droce_mcast_detach_all(dev->mcast, qp, group_gone, dev);
 	dev->qpn[qp->tqp.attr.qpn - DEV_QPN_BASE] = NULL;
+	dev->live[qp->live_idx] = dev->live[--dev->n_live];
+	dev->live[qp->live_idx]->live_idx = qp->live_idx;
+	if (qp->active) {	/* rare: a linear search of the active ones */
+		uint32_t k;
+
+		for (k = 0; k < dev->n_active && dev->active[k] != qp; k++)
+			;
+		dev->active[k] = dev->active[--dev->n_active];
+	}
 	qp->pd->refs--;
 	qp->scq->refs--;
 	qp->rcq->refs--;
@@ -734,6 +756,7 @@ dev_qp_drain(struct droce_dev *dev, struct dev_qp *qp, uint64_t now)
 		if (droce_tqp_post_send(&qp->tqp, &w) < 0)
 			break;
 		qp->sq.idx++;
+		qp_activate(dev, qp);
 	}
 	droce_shm_release(qp->sq.r, qp->sq.idx);
 	if (qp->state == IBV_QPS_ERR)
@@ -793,6 +816,7 @@ rx_mcast(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *fram
 		    (qp->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB))
 			continue;
 		droce_tqp_rx(&qp->tqp, pkt, frame, now);
+		qp_activate(dev, qp);
 	}
 }
 
@@ -811,12 +835,14 @@ droce_dev_rx(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *
 		return;
 	}
 	droce_tqp_rx(&dev->qpn[idx]->tqp, pkt, frame, now);
+	qp_activate(dev, dev->qpn[idx]);
 }
 
 unsigned int
 droce_dev_poll(struct droce_dev *dev, uint64_t now)
 {
-	unsigned int work = 0, i;
+	unsigned int work = 0;
+	uint32_t i, keep, n;
 
 	/* loopback frames: parsed as if they came from the wire */
 	while (dev->loop_head != dev->loop_tail) {
@@ -831,17 +857,31 @@ droce_dev_poll(struct droce_dev *dev, uint64_t now)
 		work++;
 	}
 	dev->polls++;
-	for (i = 0; i < DEV_MAX_QP; i++) {
-		struct dev_qp *qp = dev->qpn[i];
+	if (now >= dev->next_timer) {
+		dev->next_timer = now + DEV_TIMER_NS;
+		for (i = 0; i < dev->n_live; i++) {
+			struct dev_qp *qp = dev->live[i];
 
-		if (qp == NULL)
-			continue;
-		/* a client that forgot its doorbell is found within 1024 polls */
-		if ((dev->polls & 1023) == 0 &&
-		    droce_shm_load_prod(qp->sq.r) != qp->sq.idx)
-			dev_qp_drain(dev, qp, now);
-		droce_tqp_timer(&qp->tqp, now);
-		work += droce_tqp_poll(&qp->tqp, now, 32);
+			/* a client that forgot its doorbell is found here too */
+			if (droce_shm_load_prod(qp->sq.r) != qp->sq.idx)
+				dev_qp_drain(dev, qp, now);
+			droce_tqp_timer(&qp->tqp, now);
+			if (droce_tqp_has_work(&qp->tqp))
+				qp_activate(dev, qp);
+		}
 	}
+	/* QPs activated during the walk are polled on the next pass */
+	for (i = 0, keep = 0, n = dev->n_active; i < n; i++) {
+		struct dev_qp *qp = dev->active[i];
+
+		work += droce_tqp_poll(&qp->tqp, now, 32);
+		if (droce_tqp_has_work(&qp->tqp))
+			dev->active[keep++] = qp;
+		else
+			qp->active = false;
+	}
+	for (; i < dev->n_active; i++)
+		dev->active[keep++] = dev->active[i];
+	dev->n_active = keep;
 	return work;
 }
