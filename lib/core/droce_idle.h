@@ -14,7 +14,9 @@
  *   BUSY   spin: lowest latency, a whole core (dedicated cores)
  *   YIELD  sched_yield(): others run, the loop keeps its place
  *   SLEEP  yield through short gaps, nap after DROCE_IDLE_NAP_AFTER_NS
- *          without work: near zero CPU when really idle
+ *          without work, nap longer after DROCE_IDLE_DEEP_AFTER_NS: a few
+ *          percent of a core when really idle, at most a millisecond
+ *          late for the first packet after a quiet second
  */
 
 #include <sched.h>
@@ -34,8 +36,10 @@ enum droce_idle_mode {
  * here): too much between packets of a conversation, nothing for a loop
  * that has been idle this long.
  */
-#define DROCE_IDLE_NAP_AFTER_NS	(20ull * 1000 * 1000)
-#define DROCE_IDLE_NAP_US	100
+#define DROCE_IDLE_NAP_AFTER_NS		(20ull * 1000 * 1000)
+#define DROCE_IDLE_NAP_US		100
+#define DROCE_IDLE_DEEP_AFTER_NS	(1000ull * 1000 * 1000)
+#define DROCE_IDLE_DEEP_US		1000
 
 /** "busy", "yield" or "sleep" into @p mode. @return 0, or -1 if unknown. */
 static inline int
@@ -73,8 +77,10 @@ droce_idle(enum droce_idle_mode mode, uint64_t now, uint64_t last_work)
 	case DROCE_IDLE_SLEEP:
 		if (now - last_work < DROCE_IDLE_NAP_AFTER_NS)
 			sched_yield();
-		else
+		else if (now - last_work < DROCE_IDLE_DEEP_AFTER_NS)
 			usleep(DROCE_IDLE_NAP_US);
+		else
+			usleep(DROCE_IDLE_DEEP_US);
 		break;
 	default:
 		break;
