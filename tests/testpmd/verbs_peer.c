@@ -6,16 +6,20 @@
  * The verbs end of droce-testpmd's tests against droced (run it with
  * droce-run): one RC QP and one memory region through the plain verbs API.
  *
- *   verbs_peer sink REMOTE_IP REMOTE_QPN SIZE
- *       serve a droce-testpmd generator: print "qpn Q rkey K addr A", keep
- *       receives posted, and at "check MODE COUNT" on stdin check what the
- *       generator did (write: the region holds one of its messages; send:
- *       COUNT messages arrived, each one of them; fadd: the word is COUNT)
+ *   verbs_peer sink|udsink REMOTE_IP REMOTE_QPN SIZE
+ *       serve a droce-testpmd generator (RC, or UD with Q_Key 0x11111111):
+ *       print "qpn Q rkey K addr A", keep receives posted, and at
+ *       "check MODE COUNT" on stdin check what the generator did (write:
+ *       the region holds one of its messages; send, ud: COUNT messages
+ *       arrived, each one of them; fadd: the word is COUNT)
  *   verbs_peer source REMOTE_IP REMOTE_QPN COUNT
  *       drive a droce-testpmd responder (key 0x1000, address 0): print
  *       "qpn Q", wait for "go" on stdin, then WRITE COUNT messages, READ
  *       them back and compare, and FETCH_ADD COUNT times (the word ends at
  *       COUNT, each fetch saw the one before)
+ *   verbs_peer udsource REMOTE_IP REMOTE_QPN COUNT
+ *       print "qpn Q", wait for "go", send COUNT UD messages of 256 bytes
+ *       (for droce-testpmd's raw mode, which checks and counts them)
  * Prints "ok" or what failed; exit 0 only on "ok".
  *
  * droce-testpmd fills its memory with byte i = i mod 251, and posts
@@ -36,6 +40,8 @@
 #define DEPTH		16		/* droce-testpmd's default --depth */
 #define RECVS		64
 #define TP_KEY		0x1000		/* droce-testpmd's default --key */
+#define TP_QKEY		0x11111111	/* droce-testpmd's default --qkey */
+#define GRH		40		/* UD receives start with the GRH area */
 
 struct peer {
 	struct ibv_context *ctx;
@@ -43,6 +49,8 @@ struct peer {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
+	struct ibv_ah *ah;		/* UD: to the remote */
+	uint32_t remote_qpn;
 	uint8_t *buf;
 	size_t len;
 };
@@ -55,7 +63,27 @@ die(const char *what)
 }
 
 static void
-setup(struct peer *p, const char *remote_ip, uint32_t remote_qpn, size_t len)
+setup_ud(struct peer *p, const struct ibv_ah_attr *ah)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = TP_QKEY };
+
+	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		die("UD INIT");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE))
+		die("UD RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("UD RTS");
+	p->ah = ibv_create_ah(p->pd, (struct ibv_ah_attr *)ah);
+	if (p->ah == NULL)
+		die("AH");
+}
+
+static void
+setup(struct peer *p, enum ibv_qp_type type, const char *remote_ip, uint32_t remote_qpn,
+      size_t len)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr init = { 0 };
@@ -75,7 +103,7 @@ setup(struct peer *p, const char *remote_ip, uint32_t remote_qpn, size_t len)
 	p->mr = ibv_reg_mr(p->pd, p->buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 						   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	init.send_cq = init.recv_cq = p->cq;
-	init.qp_type = IBV_QPT_RC;
+	init.qp_type = type;
 	init.cap.max_send_wr = 64;
 	init.cap.max_recv_wr = RECVS;
 	init.cap.max_send_sge = init.cap.max_recv_sge = 1;
@@ -83,20 +111,7 @@ setup(struct peer *p, const char *remote_ip, uint32_t remote_qpn, size_t len)
 	if (p->mr == NULL || p->qp == NULL)
 		die("mr/qp");
 
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC;
-	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					     IBV_QP_ACCESS_FLAGS))
-		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = remote_qpn;
-	a.rq_psn = 0;			/* droce-testpmd's default --psn */
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
+	p->remote_qpn = remote_qpn;
 	if (inet_pton(AF_INET, remote_ip, &ip) != 1)
 		die("remote IP");
 	a.ah_attr.is_global = 1;
@@ -105,6 +120,23 @@ setup(struct peer *p, const char *remote_ip, uint32_t remote_qpn, size_t len)
 	a.ah_attr.grh.sgid_index = GID_INDEX;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
+	if (type == IBV_QPT_UD) {
+		setup_ud(p, &a.ah_attr);
+		return;
+	}
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_ATOMIC;
+	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_ACCESS_FLAGS))
+		die("INIT");
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = remote_qpn;
+	a.rq_psn = 0;			/* droce-testpmd's default --psn */
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
 	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 					     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
@@ -147,7 +179,7 @@ post_recv(struct peer *p, uint32_t slot, uint32_t size)
 }
 
 static int
-sink(struct peer *p, uint32_t size)
+sink(struct peer *p, uint32_t size, uint32_t grh)
 {
 	char line[64], mode[16];
 	unsigned long long count, got = 0;
@@ -155,7 +187,7 @@ sink(struct peer *p, uint32_t size)
 	int bad = 0;
 
 	for (i = 0; i < RECVS; i++)
-		post_recv(p, i, size);
+		post_recv(p, i, size + grh);
 	printf("qpn %u rkey %u addr %llu\n", p->qp->qp_num, p->mr->rkey,
 	       (unsigned long long)(uintptr_t)p->buf);
 	fflush(stdout);
@@ -167,11 +199,13 @@ sink(struct peer *p, uint32_t size)
 		int n = ibv_poll_cq(p->cq, 16, wc), k;
 
 		for (k = 0; k < n; k++) {
-			if (wc[k].status != IBV_WC_SUCCESS || wc[k].byte_len != size ||
-			    !is_message(p->buf + wc[k].wr_id * size, size))
+			uint8_t *slot = p->buf + wc[k].wr_id * (size + grh);
+
+			if (wc[k].status != IBV_WC_SUCCESS || wc[k].byte_len != size + grh ||
+			    !is_message(slot + grh, size))
 				bad++;
 			got++;
-			post_recv(p, (uint32_t)wc[k].wr_id, size);
+			post_recv(p, (uint32_t)wc[k].wr_id, size + grh);
 		}
 		FD_ZERO(&in);
 		FD_SET(0, &in);
@@ -181,16 +215,22 @@ sink(struct peer *p, uint32_t size)
 	if (fgets(line, sizeof(line), stdin) == NULL ||
 	    sscanf(line, "check %15s %llu", mode, &count) != 2)
 		die("no check command");
-	if (strcmp(mode, "write") == 0 && !is_message(p->buf, size))
-		die("the region holds no message of the generator's");
-	if (strcmp(mode, "send") == 0 && (got != count || bad))
-		fprintf(stderr, "FAIL send: %llu received, %d bad, %llu expected\n", got, bad, count);
-	if (strcmp(mode, "fadd") == 0 && *(uint64_t *)p->buf != count)
+	if (strcmp(mode, "write") == 0 && !is_message(p->buf, size)) {
+		fprintf(stderr, "FAIL write: the region holds no message of the generator's\n");
+		return 1;
+	}
+	if ((strcmp(mode, "send") == 0 || strcmp(mode, "ud") == 0) && (got != count || bad)) {
+		fprintf(stderr, "FAIL %s: %llu received, %d bad, %llu expected\n", mode, got, bad,
+			count);
+		return 1;
+	}
+	if (strcmp(mode, "fadd") == 0 && *(uint64_t *)p->buf != count) {
 		fprintf(stderr, "FAIL fadd: word %llu, expected %llu\n",
 			(unsigned long long)*(uint64_t *)p->buf, count);
-	else if (!(strcmp(mode, "send") == 0 && (got != count || bad)))
-		return printf("ok\n"), 0;
-	return 1;
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
 }
 
 /* Post one send WR and wait for its completion. */
@@ -260,16 +300,53 @@ source(struct peer *p, unsigned long long count)
 	return 0;
 }
 
+static int
+udsource(struct peer *p, unsigned long long count)
+{
+	struct ibv_sge sge = { (uintptr_t)p->buf, 256, p->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	unsigned long long i, done = 0;
+	char line[16];
+
+	wr.wr.ud.ah = p->ah;
+	wr.wr.ud.remote_qpn = p->remote_qpn;
+	wr.wr.ud.remote_qkey = TP_QKEY;
+	printf("qpn %u\n", p->qp->qp_num);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL || strncmp(line, "go", 2) != 0)
+		die("no go");
+	for (i = 0; i < count; i++) {
+		struct ibv_wc wc;
+		int n;
+
+		if (ibv_post_send(p->qp, &wr, &bad))
+			die("post_send");
+		while ((n = ibv_poll_cq(p->cq, 1, &wc)) == 0)
+			usleep(20);	/* one at a time: the raw peer sees every one */
+		if (n < 0 || wc.status != IBV_WC_SUCCESS)
+			die("UD send completion");
+		done++;
+	}
+	printf("ok\n");
+	return done == count ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct peer p = { 0 };
+	const char *mode = argc == 5 ? argv[1] : "";
+	bool ud = strncmp(mode, "ud", 2) == 0;
+	bool sinks = strcmp(mode, "sink") == 0 || strcmp(mode, "udsink") == 0;
 	unsigned long long n;
 
-	if (argc != 5)
+	if (!sinks && strcmp(mode, "source") != 0 && strcmp(mode, "udsource") != 0)
 		return 2;
 	n = strtoull(argv[4], NULL, 0);
-	setup(&p, argv[2], (uint32_t)strtoul(argv[3], NULL, 0),
-	      strcmp(argv[1], "sink") == 0 ? RECVS * n : 1 << 16);
-	return strcmp(argv[1], "sink") == 0 ? sink(&p, (uint32_t)n) : source(&p, n);
+	setup(&p, ud ? IBV_QPT_UD : IBV_QPT_RC, argv[2], (uint32_t)strtoul(argv[3], NULL, 0),
+	      sinks ? RECVS * (n + GRH) : 1 << 16);
+	if (sinks)
+		return sink(&p, (uint32_t)n, ud ? GRH : 0);
+	return ud ? udsource(&p, n) : source(&p, n);
 }

@@ -6,8 +6,9 @@
 # program (verbs_peer, through the shim), droce-testpmd runs in the other
 # on the veth's far end (net_af_packet). Each generator mode of
 # droce-testpmd writes / sends / reads / adds into the program's memory
-# region, and the program checks what arrived; then the program drives
-# droce-testpmd's responder and checks what it reads back.
+# region (UD: into its receives), and the program checks what arrived;
+# the program drives droce-testpmd's responder and checks what it reads
+# back; droce-testpmd's raw mode counts and checks UD frames from droced.
 #   vs_droced.sh BUILD_DIR
 set -u
 . "$(dirname "$0")/../integration/common.sh"
@@ -49,16 +50,38 @@ finish_peer() {
 
 size=512
 count=2000
-for mode in write send read fadd; do
-	start_peer sink 10.99.0.2 0x100 $size
+for mode in write send read fadd cswap ud; do
+	kind=sink extra=
+	[ $mode = ud ] && kind=udsink extra="--rate 20000"	# UD has no flow control
+	start_peer $kind 10.99.0.2 0x100 $size
 	$tp $tp_port --mode $mode --size $size --count $count --remote-qpn "$qpn" \
-		--rkey "$rkey" --raddr "$addr" --cmd 'start; wait 120; stop; show stats' \
+		--rkey "$rkey" --raddr "$addr" $extra --cmd 'start; wait 120; stop; show stats' \
 		>"$tmp/tp" 2>&1 || echo "testpmd exited $?" >>"$tmp/peer"
 	grep -q "^  MSGS *$count\$" "$tmp/tp" || echo "testpmd completed $(awk '$1 == "MSGS" { print $2 }' "$tmp/tp") of $count" >>"$tmp/peer"
 	grep -q "^  ERRORS *0\$" "$tmp/tp" || echo "testpmd saw errors" >>"$tmp/peer"
 	echo "check $mode $count" >&3
 	finish_peer "droce-testpmd $mode -> droced ($count x $size B)"
 done
+
+# raw: droce-testpmd only checks and counts what droced sends it
+start_peer udsource 10.99.0.2 0x100 500
+$tp $tp_port --mode raw --cmd 'start; sleep 300; show stats' >"$tmp/tp" 2>&1 &
+tpid=$!
+i=0
+until grep -q '^mode raw' "$tmp/tp" || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+echo go >&3
+finish_peer "droced -> droce-testpmd raw: 500 UD messages sent"
+sleep 0.5
+kill -TERM $tpid
+wait $tpid
+ok=$(awk '$1 == "RX_OK" { print $2 }' "$tmp/tp")
+if [ "$ok" = 500 ] && grep -q "^  RX_FRAMES *500\$" "$tmp/tp"; then
+	echo "ok   droce-testpmd raw: 500 frames, 500 valid"
+else
+	echo "FAIL droce-testpmd raw: RX_OK '$ok' of 500"
+	grep -v EAL "$tmp/tp" | sed 's/^/    testpmd: /'
+	fail=1
+fi
 
 start_peer source 10.99.0.2 0x100 300
 $tp $tp_port --mode responder --remote-qpn "$qpn" --cmd 'start; sleep 300; show stats' \
