@@ -362,12 +362,13 @@ uc_builders(void)
 		 "UC wr_send_imm: IBV_WC_RECV with IBV_WC_WITH_IMM", "wrong");
 	memcpy(lbuf(100), "UCUCUCUC", 8);
 	memcpy(lbuf(200), "ucucucuc", 8);
-	vt_check(post1(&p, 33, b_write_list, NULL) == IBV_WC_SUCCESS &&
-		 remote_bytes(1024, "UCUCUCUCucucucuc", 16), "UC wr_rdma_write", "wrong");
+	vt_check(post1(&p, 33, b_write_list, NULL) == IBV_WC_SUCCESS, "UC wr_rdma_write", "failed");
+	/* UC completes on sending: the later WRITE_IMM's receive orders the check */
 	vt_remote_recv(&p.r, rmr.id, 128, 0, 3);
 	vt_check(post1(&p, 34, b_write_imm, NULL) == IBV_WC_SUCCESS &&
 		 remote_wc(&p, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_WITH_IMM, 77, 16),
 		 "UC wr_rdma_write_imm", "wrong");
+	vt_check(remote_bytes(1024, "UCUCUCUCucucucuc", 16), "UC the WRITE landed", "wrong");
 }
 
 struct ud_arg {
