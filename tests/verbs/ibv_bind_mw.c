@@ -39,13 +39,10 @@ lands(const char *p, char want)
 	return *p == want;
 }
 
-/* The agent's RDMA WRITE (or READ) of @p len bytes at @p addr under @p rkey: WC status. */
 static int
 agent_rdma(struct vt_pair *p, enum ibv_wr_opcode op, uint64_t addr, uint32_t rkey, uint32_t len)
 {
-	uint64_t a[7] = { op, 0, rmr.id, 0, len, addr, rkey };
-
-	return vt_call(VT_SEND, p->r.id, a, 7, NULL, 0).status;
+	return vt_remote_rdma(p, op, rmr.id, addr, rkey, len);
 }
 
 /* Type 1 bind on @p p's QP of [off, off + len) of @p m; the completion status, or -errno. */

@@ -238,13 +238,10 @@ b_local_inv(struct ibv_qp_ex *x, void *arg)
 	ibv_wr_local_inv(x, *(uint32_t *)arg);
 }
 
-/* RDMA WRITE by the agent into [raddr, +len) under rkey: its WC status. */
 static int
 remote_write(struct vt_pair *p, uint64_t raddr, uint32_t rkey, uint32_t len)
 {
-	uint64_t a[7] = { IBV_WR_RDMA_WRITE, 0, rmr.id, 0, len, raddr, rkey };
-
-	return vt_call(VT_SEND, p->r.id, a, 7, NULL, 0).status;
+	return vt_remote_rdma(p, IBV_WR_RDMA_WRITE, rmr.id, raddr, rkey, len);
 }
 
 static void

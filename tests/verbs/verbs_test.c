@@ -312,6 +312,15 @@ vt_remote_poll(const struct vt_remote_qp *r, int ms)
 	return vt_call(VT_POLL, r->id, a, 1, NULL, 0);
 }
 
+int
+vt_remote_rdma(const struct vt_pair *p, enum ibv_wr_opcode op, uint32_t mr_id, uint64_t addr,
+	       uint32_t rkey, uint32_t len)
+{
+	uint64_t a[7] = { op, 1, mr_id, 0, len, addr, rkey };
+
+	return vt_call(VT_SEND, p->r.id, a, 7, NULL, 0).status;
+}
+
 void
 vt_remote_read(uint32_t id, uint64_t off, void *out, size_t len)
 {
@@ -403,8 +412,14 @@ agent_send(struct vt_msg *m)
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
-	wr.wr.rdma.remote_addr = m->a[5];
-	wr.wr.rdma.rkey = (uint32_t)m->a[6];
+	if (wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = m->a[5];
+		wr.wr.atomic.rkey = (uint32_t)m->a[6];
+		wr.wr.atomic.compare_add = m->a[1];
+	} else {
+		wr.wr.rdma.remote_addr = m->a[5];
+		wr.wr.rdma.rkey = (uint32_t)m->a[6];
+	}
 	if (wr.opcode == IBV_WR_SEND_WITH_IMM || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		wr.imm_data = htonl((uint32_t)m->a[1]);
 	else

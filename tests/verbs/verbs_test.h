@@ -93,8 +93,8 @@ enum vt_cmd {
 	VT_MW_ALLOC,	/* a0 type -> id, a0 rkey */
 	VT_MW_BIND,	/* id mw, a0 qp, a1 mr, a2 off, a3 len, a4 access -> a0 rkey, status */
 	VT_MW_DEALLOC,	/* id -> status */
-	VT_SEND,	/* id qp, a0 opcode, a1 imm or rkey, a2 mr, a3 off, a4 len,
-			 * a5 remote addr, a6 rkey (RDMA WRITE) -> status */
+	VT_SEND,	/* id qp, a0 opcode, a1 imm, rkey or add, a2 mr, a3 off, a4 len,
+			 * a5 remote addr, a6 rkey (RDMA, atomic) -> status */
 	VT_MCAST,	/* id qp, a0 attach; data: MGID -> status */
 	VT_QUIT,
 };
@@ -140,6 +140,14 @@ void vt_remote_recv(const struct vt_remote_qp *r, uint32_t mr_id, uint64_t off, 
 		    uint64_t wr_id);
 /** The agent's next completion on @p r within @p ms: status 0 and a[VT_WC_*], or ETIMEDOUT. */
 struct vt_msg vt_remote_poll(const struct vt_remote_qp *r, int ms);
+
+/**
+ * The agent's RDMA WRITE or READ (or FETCH_AND_ADD of 1) between offset 0
+ * of its MR @p mr_id and [addr, addr + len) under @p rkey on @p p: the
+ * status of its completion.
+ */
+int vt_remote_rdma(const struct vt_pair *p, enum ibv_wr_opcode op, uint32_t mr_id,
+		   uint64_t addr, uint32_t rkey, uint32_t len);
 
 /** A remote MR: id, address and keys. */
 struct vt_remote_mr {
