@@ -369,6 +369,37 @@ dev_alloc_pd(struct droce_client *cl, struct droce_ctrl_alloc_pd_rep *rep)
 	return 0;
 }
 
+/*
+ * Map @p length bytes at @p fd_offset of the client's memfd @p fd: *map and
+ * *map_len for munmap(), *host for the byte at fd_offset. @return 0 or a
+ * positive errno.
+ */
+static int
+dev_mr_map(int fd, uint64_t fd_offset, uint64_t length, void **map, uint64_t *map_len,
+	   uint8_t **host)
+{
+	uint64_t start, end;
+	struct stat st;
+	int seals;
+
+	if (fd < 0 || length == 0)
+		return EINVAL;
+	/* the client must not be able to shrink what we map (SIGBUS in the daemon) */
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0)
+		return EINVAL;
+	if (fd_offset > (uint64_t)st.st_size || length > (uint64_t)st.st_size - fd_offset)
+		return EINVAL;
+	start = fd_offset & ~4095ull;
+	end = (fd_offset + length + 4095) & ~4095ull;
+	*map_len = end - start;
+	*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
+	if (*map == MAP_FAILED)
+		return errno;
+	*host = (uint8_t *)*map + (fd_offset - start);
+	return 0;
+}
+
 static int
 dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int fd,
 	   struct droce_ctrl_reg_mr_rep *rep)
@@ -376,28 +407,16 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 	struct dev_pd *pd = dev_obj_get(cl, req->pd_handle, OBJ_PD);
 	struct droce_mr_reg reg;
 	struct dev_mr *mr;
-	struct stat st;
-	uint64_t start, end;
-	int seals, ret;
+	uint8_t *host;
+	int ret;
 
-	if (pd == NULL || fd < 0 || req->length == 0)
-		return EINVAL;
-	/* the client must not be able to shrink what we map (SIGBUS in the daemon) */
-	seals = fcntl(fd, F_GET_SEALS);
-	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0)
-		return EINVAL;
-	if (req->fd_offset > (uint64_t)st.st_size ||
-	    req->length > (uint64_t)st.st_size - req->fd_offset)
+	if (pd == NULL)
 		return EINVAL;
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return ENOMEM;
-	start = req->fd_offset & ~4095ull;
-	end = (req->fd_offset + req->length + 4095) & ~4095ull;
-	mr->map_len = end - start;
-	mr->map = mmap(NULL, mr->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
-	if (mr->map == MAP_FAILED) {
-		ret = errno;
+	ret = dev_mr_map(fd, req->fd_offset, req->length, &mr->map, &mr->map_len, &host);
+	if (ret != 0) {
 		free(mr);
 		return ret;
 	}
@@ -407,7 +426,7 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 	reg.length = req->length;
 	reg.hca_va = req->iova;
 	reg.access = req->access;
-	reg.host = (uint8_t *)mr->map + (req->fd_offset - start);
+	reg.host = host;
 	ret = dev_obj_add(cl->dev, cl, &mr->o, OBJ_MR);
 	if (ret == 0) {
 		ret = droce_mr_register(cl->dev->keys, &reg, &mr->mr);
@@ -425,6 +444,73 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 	rep->lkey = mr->mr.lkey;
 	rep->rkey = mr->mr.rkey;
 	return 0;
+}
+
+/*
+ * ibv_rereg_mr(3): deregister and register again under the same handle,
+ * with new keys (the old ones stop resolving at once). The worker runs
+ * every request, so no lookup is in flight while the storage is reused.
+ * Once the old key is gone a failure leaves the MR unusable (the shim
+ * reports IBV_REREG_MR_ERR_CMD); checks that can fail come before that.
+ */
+static int
+dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req, int fd,
+	     struct droce_ctrl_rereg_mr_rep *rep)
+{
+	struct dev_mr *mr = dev_obj_get(cl, req->mr_handle, OBJ_MR);
+	bool xlate = req->flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	struct dev_pd *pd;
+	struct droce_mr_reg reg;
+	void *map = NULL;
+	uint64_t map_len = 0;
+	uint8_t *host;
+	int ret;
+
+	if (mr == NULL || req->flags == 0 || (req->flags & ~(uint32_t)IBV_REREG_MR_FLAGS_SUPPORTED))
+		return EINVAL;
+	pd = req->flags & IBV_REREG_MR_CHANGE_PD ? dev_obj_get(cl, req->pd_handle, OBJ_PD) :
+						  mr->pd;
+	if (pd == NULL)
+		return EINVAL;
+	if (atomic_load(&mr->mr.mw_bound) > 0)
+		return EBUSY;		/* as ibv_dereg_mr(3) */
+	memset(&reg, 0, sizeof(reg));
+	reg.pd = pd->o.handle;
+	reg.access = req->flags & IBV_REREG_MR_CHANGE_ACCESS ? req->access : mr->mr.access;
+	reg.addr = xlate ? req->addr : mr->mr.addr;
+	reg.length = xlate ? req->length : mr->mr.length;
+	/* a new range gets iova = addr, as ibv_reg_mr(); otherwise the iova stays */
+	reg.hca_va = xlate ? req->addr : mr->mr.iova;
+	reg.host = mr->mr.host;
+	if (!xlate && (mr->mr.access & IBV_ACCESS_ZERO_BASED) &&
+	    !(reg.access & IBV_ACCESS_ZERO_BASED))
+		reg.hca_va = mr->mr.addr;
+	if (xlate) {
+		ret = dev_mr_map(fd, req->fd_offset, req->length, &map, &map_len, &host);
+		if (ret != 0)
+			return ret;
+		reg.host = host;
+	}
+	ret = -droce_mr_reg_check(&reg);
+	if (ret == 0)
+		ret = -droce_mr_deregister(cl->dev->keys, &mr->mr);
+	if (ret != 0) {
+		if (map != NULL)
+			munmap(map, map_len);
+		return ret;
+	}
+	ret = -droce_mr_register(cl->dev->keys, &reg, &mr->mr);
+	if (xlate) {
+		munmap(mr->map, mr->map_len);
+		mr->map = map;
+		mr->map_len = map_len;
+	}
+	mr->pd->refs--;
+	mr->pd = pd;
+	pd->refs++;
+	rep->lkey = mr->mr.lkey;
+	rep->rkey = mr->mr.rkey;
+	return ret;
 }
 
 static int
@@ -881,6 +967,8 @@ droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr, con
 	case DROCE_CTRL_DETACH_MCAST:
 		return dev_mcast(cl, body, false);
 	case DROCE_CTRL_REREG_MR:
+		*rep_len = sizeof(struct droce_ctrl_rereg_mr_rep);
+		return dev_rereg_mr(cl, body, fd0, rep);
 	default:
 		return EOPNOTSUPP;
 	}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# The per-man-page verbs programs (tests/verbs/*.c) against real droced:
+#   run.sh pair|single BUILD_DIR PROG...
+# Each PROG runs as an agent on side B ("PROG serve") and as the driver on
+# side A ("PROG drive IP_B"); pair: two daemons in two namespaces, single:
+# one daemon (loopback). A PROG fails if its driver exits non-zero.
+set -u
+mode=$1
+shift
+. "$(dirname "$0")/../integration/common.sh"
+if [ "$mode" = single ]; then pair_up "$1" --single; else pair_up "$1"; fi
+shift
+export DROCE_GID_INDEX
+fail=0
+log=$(mktemp -d)
+for prog in "$@"; do
+	name=$(basename "$prog")
+	echo "== $name ($mode)"
+	$DROCE_RUN_B timeout 120 "$prog" serve >"$log/agent" 2>&1 &
+	apid=$!
+	$DROCE_RUN_A timeout 120 "$prog" drive "$DROCE_IP_B" 2>&1 | tee "$log/driver"
+	rc=$(grep -c '^FAIL' "$log/driver")
+	wait $apid
+	arc=$?
+	if [ "$rc" != 0 ] || ! grep -q '^ok' "$log/driver" || [ $arc -ne 0 ]; then
+		echo "FAIL $name: $rc failed checks, agent exit $arc"
+		sed 's/^/    agent: /' "$log/agent" | tail -n 20
+		fail=1
+	fi
+done
+rm -rf "$log"
+exit $fail
