@@ -339,6 +339,13 @@ uint16_t droce_port_rx_burst(struct droce_port *port, struct rte_mbuf **pkts, ui
  */
 uint16_t droce_port_tx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n);
 
+/**
+ * Hand @p n frames to the PMD and keep what it refused: pkts[ret..n) stay
+ * the caller's, to send again when the queue drains (backpressure instead
+ * of loss). @return the number the PMD accepted.
+ */
+uint16_t droce_port_tx_try(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n);
+
 /** An mbuf from the port's pool for a frame to send, or NULL. */
 struct rte_mbuf *droce_port_alloc(struct droce_port *port);
 

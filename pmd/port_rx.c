@@ -137,11 +137,19 @@ port_xmit_own(struct droce_port *port, struct rte_mbuf *m)
 }
 
 uint16_t
-droce_port_tx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
+droce_port_tx_try(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t sent = rte_eth_tx_burst(port->port_id, 0, pkts, n);
 
 	port->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
+	return sent;
+}
+
+uint16_t
+droce_port_tx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = droce_port_tx_try(port, pkts, n);
+
 	if (droce_unlikely(sent < n)) {
 		port->cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
 		rte_pktmbuf_free_bulk(pkts + sent, (unsigned int)(n - sent));

@@ -77,6 +77,7 @@ struct tp_opts {
 	C(POSTED,      "messages posted") \
 	C(TX_FRAMES,   "frames handed to the port") \
 	C(TX_NOMBUF,   "frames not built: no mbuf") \
+	C(TX_FULL,     "frames dropped: the port's queue stayed full") \
 	C(RX_FRAMES,   "RoCEv2 frames received") \
 	C(RX_OK,       "frames that parsed and passed the ICRC") \
 	C(RX_NO_QP,    "frames for a QPN we do not have")

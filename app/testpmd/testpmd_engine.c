@@ -32,6 +32,7 @@
 #include "testpmd.h"
 
 #define BURST		32
+#define TX_BACKLOG	1024		/* frames held while the port's queue is full */
 #define POLL_BUDGET	16		/* packets per QP per pass: fairness */
 #define TIMER_NS	(1000 * 1000)	/* timer scan period */
 
@@ -57,7 +58,13 @@ struct tp_engine {
 	struct droce_av av;		/* to the peer */
 	struct droce_send_wqe tmpl;	/* what every posted message starts from */
 
-	struct rte_mbuf *tx[BURST];
+	/*
+	 * Frames to send. When the PMD's queue is full they wait here and the
+	 * QPs stop transmitting (backpressure): dropping them would turn a
+	 * full queue into loss, retransmissions and, with thousands of QPs,
+	 * a storm that ends in retry exhaustion.
+	 */
+	struct rte_mbuf *tx[TX_BACKLOG];
 	unsigned int n_tx;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 
@@ -171,6 +178,21 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 	return 0;
 }
 
+/* Hand the PMD what it takes; keep the rest in order. */
+static void
+tx_flush(struct tp_engine *e)
+{
+	uint16_t sent;
+
+	if (e->n_tx == 0)
+		return;
+	sent = droce_port_tx_try(e->port, e->tx, (uint16_t)DROCE_MIN(e->n_tx, UINT16_MAX));
+	cnt_add(e, TP_CNT_TX_FRAMES, sent);
+	if (sent < e->n_tx)
+		memmove(e->tx, e->tx + sent, (e->n_tx - sent) * sizeof(e->tx[0]));
+	e->n_tx -= sent;
+}
+
 static void
 ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
 	 unsigned int n_iov)
@@ -193,12 +215,16 @@ ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct dro
 	}
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
-	e->tx[e->n_tx++] = m;
-	if (e->n_tx == BURST) {
-		droce_port_tx_burst(e->port, e->tx, BURST);
-		cnt_add(e, TP_CNT_TX_FRAMES, BURST);
-		e->n_tx = 0;
+	if (e->n_tx == TX_BACKLOG)
+		tx_flush(e);
+	if (e->n_tx == TX_BACKLOG) {	/* still full: only now a loss */
+		rte_pktmbuf_free(m);
+		cnt_add(e, TP_CNT_TX_FULL, 1);
+		return;
 	}
+	e->tx[e->n_tx++] = m;
+	if (e->n_tx % BURST == 0)
+		tx_flush(e);		/* keep the PMD fed during a long pass */
 }
 
 static void
@@ -401,8 +427,7 @@ tp_engine_destroy(struct tp_engine *e)
 	if (e == NULL)
 		return;
 	tp_engine_halt(e);
-	if (e->n_tx > 0)
-		droce_port_tx_burst(e->port, e->tx, (uint16_t)e->n_tx);
+	rte_pktmbuf_free_bulk(e->tx, e->n_tx);
 	rte_free(e->mem);
 	free(e->qps);
 	free(e->sq_mem);
@@ -457,7 +482,7 @@ static bool
 wants_post(struct tp_engine *e, struct tp_qp *qp, uint64_t posted)
 {
 	return e->generator && atomic_load_explicit(&e->running, memory_order_relaxed) &&
-	       qp->outstanding < e->o.depth &&
+	       qp->outstanding < e->o.depth && qp->tqp.state == DROCE_TQP_RTS &&
 	       (e->o.count == 0 || posted - e->posted_at_start < e->o.count);
 }
 
@@ -498,6 +523,9 @@ serve_active(struct tp_engine *e, uint64_t now)
 	unsigned int work = 0;
 	uint32_t i, keep = 0, n = e->n_active;
 
+	/* a full port queue: hold on until it drains */
+	if (e->n_tx >= TX_BACKLOG - BURST)
+		return 1;
 	/* completions during the walk may append: they are served next pass */
 	for (i = 0; i < n; i++) {
 		struct tp_qp *qp = &e->qps[e->active[i]];
@@ -578,11 +606,7 @@ engine_run(void *arg)
 				e->next_timer = now + TIMER_NS;
 			}
 		}
-		if (e->n_tx > 0) {
-			droce_port_tx_burst(e->port, e->tx, (uint16_t)e->n_tx);
-			cnt_add(e, TP_CNT_TX_FRAMES, e->n_tx);
-			e->n_tx = 0;
-		}
+		tx_flush(e);
 		if (work > 0)
 			last_work = now;
 		else
