@@ -38,7 +38,7 @@
 
 #define GID_INDEX	1		/* droce's first IPv4 GID */
 #define DEPTH		16		/* droce-testpmd's default --depth */
-#define RECVS		64
+#define RECVS		256
 #define TP_KEY		0x1000		/* droce-testpmd's default --key */
 #define TP_QKEY		0x11111111	/* droce-testpmd's default --qkey */
 #define GRH		40		/* UD receives start with the GRH area */
@@ -96,7 +96,7 @@ setup(struct peer *p, enum ibv_qp_type type, const char *remote_ip, uint32_t rem
 	p->len = len;
 	p->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 	p->pd = ibv_alloc_pd(p->ctx);
-	p->cq = ibv_create_cq(p->ctx, 256, NULL, NULL, 0);
+	p->cq = ibv_create_cq(p->ctx, 2 * RECVS, NULL, NULL, 0);
 	if (p->buf == NULL || p->pd == NULL || p->cq == NULL)
 		die("pd/cq");
 	memset(p->buf, 0, len);

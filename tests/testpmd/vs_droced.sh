@@ -52,7 +52,7 @@ size=512
 count=2000
 for mode in write send read fadd cswap ud; do
 	kind=sink extra=
-	[ $mode = ud ] && kind=udsink extra="--rate 20000"	# UD has no flow control
+	[ $mode = ud ] && kind=udsink extra="--rate 5000"	# UD has no flow control
 	start_peer $kind 10.99.0.2 0x100 $size
 	$tp $tp_port --mode $mode --size $size --count $count --remote-qpn "$qpn" \
 		--rkey "$rkey" --raddr "$addr" $extra --cmd 'start; wait 120; stop; show stats' \
