@@ -244,6 +244,24 @@ remote_write(struct vt_pair *p, uint64_t raddr, uint32_t rkey, uint32_t len)
 	return vt_remote_rdma(p, IBV_WR_RDMA_WRITE, rmr.id, raddr, rkey, len);
 }
 
+/* wr_send and wr_send_imm on a connected QP (@p qpt "RC" or "UC"), ids @p id, @p id + 1 */
+static void
+sends(struct vt_pair *p, const char *qpt, uint64_t id, const char *msg16)
+{
+	char name[96];
+
+	memcpy(lbuf(0), msg16, 16);
+	vt_remote_recv(&p->r, rmr.id, 0, 64, 1);
+	snprintf(name, sizeof(name), "%s wr_send + set_sge: the peer gets the bytes", qpt);
+	vt_check(post1(p, id, b_send, NULL) == IBV_WC_SUCCESS &&
+		 remote_wc(p, IBV_WC_RECV, 0, 0, 16) && remote_bytes(0, msg16, 16), name, "wrong");
+	vt_remote_recv(&p->r, rmr.id, 64, 64, 2);
+	snprintf(name, sizeof(name), "%s wr_send_imm: the peer gets IBV_WC_RECV with IBV_WC_WITH_IMM",
+		 qpt);
+	vt_check(post1(p, id + 1, b_send_imm, NULL) == IBV_WC_SUCCESS &&
+		 remote_wc(p, IBV_WC_RECV, IBV_WC_WITH_IMM, 0x1234abcd, 16), name, "wrong WC");
+}
+
 static void
 rc_builders(void)
 {
@@ -251,15 +269,7 @@ rc_builders(void)
 	uint64_t v;
 	int i;
 
-	memcpy(lbuf(0), "droce wr_send 16", 16);
-	vt_remote_recv(&p.r, rmr.id, 0, 64, 1);
-	vt_check(post1(&p, 11, b_send, NULL) == IBV_WC_SUCCESS &&
-		 remote_wc(&p, IBV_WC_RECV, 0, 0, 16) && remote_bytes(0, "droce wr_send 16", 16),
-		 "RC wr_send + set_sge: the peer gets the bytes", "wrong");
-	vt_remote_recv(&p.r, rmr.id, 64, 64, 2);
-	vt_check(post1(&p, 12, b_send_imm, NULL) == IBV_WC_SUCCESS &&
-		 remote_wc(&p, IBV_WC_RECV, IBV_WC_WITH_IMM, 0x1234abcd, 16),
-		 "RC wr_send_imm: the peer gets IBV_WC_RECV with IBV_WC_WITH_IMM", "wrong WC");
+	sends(&p, "RC", 11, "droce wr_send 16");
 	memcpy(lbuf(100), "01234567", 8);
 	memcpy(lbuf(200), "89abcdef", 8);
 	vt_check(post1(&p, 13, b_write_list, NULL) == IBV_WC_SUCCESS &&
@@ -348,15 +358,7 @@ uc_builders(void)
 {
 	struct vt_pair p = vt_pair(IBV_QPT_UC, OPS_UC);
 
-	memcpy(lbuf(0), "droce uc  send16", 16);
-	vt_remote_recv(&p.r, rmr.id, 0, 64, 1);
-	vt_check(post1(&p, 31, b_send, NULL) == IBV_WC_SUCCESS &&
-		 remote_wc(&p, IBV_WC_RECV, 0, 0, 16) && remote_bytes(0, "droce uc  send16", 16),
-		 "UC wr_send", "wrong");
-	vt_remote_recv(&p.r, rmr.id, 64, 64, 2);
-	vt_check(post1(&p, 32, b_send_imm, NULL) == IBV_WC_SUCCESS &&
-		 remote_wc(&p, IBV_WC_RECV, IBV_WC_WITH_IMM, 0x1234abcd, 16),
-		 "UC wr_send_imm: IBV_WC_RECV with IBV_WC_WITH_IMM", "wrong");
+	sends(&p, "UC", 31, "droce uc  send16");
 	memcpy(lbuf(100), "UCUCUCUC", 8);
 	memcpy(lbuf(200), "ucucucuc", 8);
 	vt_check(post1(&p, 33, b_write_list, NULL) == IBV_WC_SUCCESS, "UC wr_rdma_write", "failed");
