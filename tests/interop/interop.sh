@@ -6,7 +6,8 @@
 # ../shared/tools/rxe-vm/rxe-vm.sh boots the VM on a bridge in namespace
 # "rxe"; droced attaches to the host port rxehost (10.77.0.100), whose
 # kernel keeps ARP and TCP while nftables keeps UDP 4791 away from it.
-# Every exchange is captured and must pass droce-pcap verify.
+# Every exchange is captured and must pass droce-pcap verify and decode
+# in tshark without errors.
 #   interop.sh BUILD_DIR        (exit 77 without the harness or root)
 set -u
 build=$1
@@ -98,5 +99,22 @@ else
 	echo "FAIL capture:"
 	echo "$out" | tail -n 10
 	fail=1
+fi
+# tshark decodes every RoCEv2 frame of either side as InfiniBand, with no
+# malformed or error expert info. (CRTP is off: Wireshark's payload
+# heuristics read the 2-byte payloads of ib_write_lat as compressed RTP
+# and call them malformed, rxe's frames and droce's alike.)
+if command -v tshark >/dev/null; then
+	ts="tshark -r $pcap --disable-protocol crtp -T fields -e frame.number"
+	all=$($ts -Y 'udp.dstport == 4791' 2>/dev/null | wc -l)
+	ib=$($ts -Y 'udp.dstport == 4791 && infiniband.bth' 2>/dev/null | wc -l)
+	bad=$($ts -Y 'udp.dstport == 4791 && (_ws.malformed || _ws.expert.severity >= error)' \
+		2>/dev/null | wc -l)
+	if [ "$all" -gt 0 ] && [ "$ib" = "$all" ] && [ "$bad" = 0 ]; then
+		echo "ok   tshark: $all RoCEv2 frames, all decoded, none malformed"
+	else
+		echo "FAIL tshark: $all RoCEv2 frames, $ib decoded, $bad malformed or in error"
+		fail=1
+	fi
 fi
 exit $fail
