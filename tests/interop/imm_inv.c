@@ -35,6 +35,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "rc_connect.h"
+
 #define GID_INDEX	1		/* the IPv4 RoCEv2 GID on droce and on rxe */
 #define IMM		0x12345678u
 #define WLEN		64
@@ -102,29 +104,12 @@ open_side(struct side *s)
 static void
 connect_qp(struct side *s, const struct info *peer)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-				 .dest_qp_num = peer->qpn, .rq_psn = peer->psn,
-				 .max_dest_rd_atomic = 1, .min_rnr_timer = 12 };
+	struct rc_peer p = { .gid = peer->gid, .sgid_index = GID_INDEX, .qpn = peer->qpn,
+			     .rq_psn = peer->psn, .sq_psn = s->me.psn, .rd_atomic = 1,
+			     .timeout = 18 };	/* rxe under emulation: generous */
 
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = GID_INDEX;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = s->me.psn;
-	a.timeout = 18;			/* rxe under emulation: generous */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					     IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
+	if (rc_connect(s->qp, &p))
+		die("RTR/RTS");
 }
 
 /* The next completion, within 30 s (emulated peers are slow). */

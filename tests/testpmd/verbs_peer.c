@@ -36,6 +36,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "rc_connect.h"
+
 #define GID_INDEX	1		/* droce's first IPv4 GID */
 #define DEPTH		16		/* droce-testpmd's default --depth */
 #define RECVS		256
@@ -131,26 +133,14 @@ setup(struct peer *p, enum ibv_qp_type type, const char *remote_ip, uint32_t rem
 	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					     IBV_QP_ACCESS_FLAGS))
 		die("INIT");
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = remote_qpn;
-	a.rq_psn = 0;			/* droce-testpmd's default --psn */
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;			/* droce-testpmd's default --remote-psn */
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					     IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
+	{
+		struct rc_peer peer = { .gid = a.ah_attr.grh.dgid, .sgid_index = GID_INDEX,
+					.qpn = remote_qpn, .rq_psn = 0, .sq_psn = 0,
+					.rd_atomic = 16, .timeout = 14 };	/* testpmd's PSNs: 0 */
+
+		if (rc_connect(p->qp, &peer))
+			die("RTR/RTS");
+	}
 }
 
 /* Does @p msg hold one of droce-testpmd's messages of @p size bytes? */
