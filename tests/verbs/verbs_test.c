@@ -322,6 +322,14 @@ vt_remote_rdma(const struct vt_pair *p, enum ibv_wr_opcode op, uint32_t mr_id, u
 }
 
 void
+vt_remote_fill(uint32_t id, uint64_t off, uint64_t len, uint8_t byte)
+{
+	uint64_t a[3] = { off, len, byte };
+
+	vt_require(vt_call(VT_MR_FILL, id, a, 3, NULL, 0).status == 0, "remote fill");
+}
+
+void
 vt_remote_read(uint32_t id, uint64_t off, void *out, size_t len)
 {
 	uint64_t a[2] = { off, len };

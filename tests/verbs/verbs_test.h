@@ -157,6 +157,8 @@ struct vt_remote_mr {
 	uint32_t lkey;
 };
 struct vt_remote_mr vt_remote_mr(size_t len, unsigned int access);
+/** Fill @p len bytes at @p off of remote MR @p id with @p byte. */
+void vt_remote_fill(uint32_t id, uint64_t off, uint64_t len, uint8_t byte);
 /** @p len bytes at @p off of remote MR @p id into @p out. */
 void vt_remote_read(uint32_t id, uint64_t off, void *out, size_t len);
 
