@@ -71,9 +71,9 @@ dev_fill_attrs(struct droce_dev *dev)
 	a->hw_ver = 1;
 	a->max_qp = DEV_MAX_QP;
 	a->max_qp_wr = DEV_MAX_QP_WR;
+	/* no IBV_DEVICE_PORT_ACTIVE_EVENT: the port is always ACTIVE, no port events */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = DROCE_SHM_MAX_SGE;
 	a->max_sge_rd = DROCE_SHM_MAX_SGE;
 	a->max_cq = DEV_MAX_QP * 2;

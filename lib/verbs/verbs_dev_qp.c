@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "droce_wire_gid.h"
@@ -157,6 +158,20 @@ cq_signal(struct dev_cq *cq, bool solicited_or_error)
 		return;		/* pipe full: the client is not reading its channel */
 }
 
+/*
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP: the shim offers it and reports a
+ * 1 GHz clock, so every CQE carries CLOCK_MONOTONIC nanoseconds (a vDSO
+ * read; the same clock ibv_query_rt_values_ex() reads in the client).
+ */
+static uint64_t
+cqe_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int
 ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c)
 {
@@ -185,6 +200,7 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 	s->qp_num = c->qp_num;
 	s->src_qp = c->src_qp;
 	s->wc_flags = c->wc_flags;
+	s->timestamp = cqe_now_ns();
 	cq->ring.idx++;
 	droce_shm_publish(cq->ring.r, cq->ring.idx);
 	cq_signal(cq, c->solicited || c->status != IBV_WC_SUCCESS);

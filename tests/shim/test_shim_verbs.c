@@ -780,8 +780,14 @@ test_refusals(struct ibv_context *ctx, struct ibv_pd *pd)
 	      "alloc_td");
 	errno = 0;
 	CHECK(ibv_open_xrcd(ctx, &(struct ibv_xrcd_init_attr){ 0 }) == NULL, "open_xrcd");
-	CHECK(ibv_query_rt_values_ex(ctx, &(struct ibv_values_ex){ 0 }) == EOPNOTSUPP,
-	      "query_rt_values");
+	{
+		struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+		CHECK(ibv_query_rt_values_ex(ctx, &v) == 0 && v.raw_clock.tv_sec + v.raw_clock.tv_nsec,
+		      "query_rt_values: the raw clock of CQE timestamps");
+		v.comp_mask = 1u << 5;
+		CHECK(ibv_query_rt_values_ex(ctx, &v) == EINVAL, "query_rt_values: unknown mask");
+	}
 	errno = 0;
 	CHECK(ibv_reg_dmabuf_mr(pd, 0, 4096, 0, -1, 0) == NULL && errno == EINVAL, "dmabuf fd -1");
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);

@@ -106,12 +106,11 @@ type1(void)
 	struct vt_pair p = vt_pair(IBV_QPT_RC, 0);
 	struct ibv_mw *mw = ibv_alloc_mw(vt.pd, IBV_MW_TYPE_1);
 	struct ibv_mw *mw2 = ibv_alloc_mw(vt.pd, IBV_MW_TYPE_2);
-	uint64_t fill[3] = { 0, 64, 'x' };
 	uint32_t old;
 	char back[8];
 
 	vt_require(mw != NULL && mw2 != NULL, "alloc_mw");
-	vt_call(VT_MR_FILL, rmr.id, fill, 3, NULL, 0);
+	vt_remote_fill(rmr.id, 0, 64, 'x');
 	old = mw->rkey;
 	vt_check(bind1(&p, mw, mr, 1024, 1024, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) ==
 		 IBV_WC_SUCCESS, "type 1 bind completes on the CQ when signaled", "failed");
@@ -206,10 +205,9 @@ type2(void)
 	struct vt_pair p = vt_pair(IBV_QPT_RC, 0);
 	struct ibv_mw *mw = ibv_alloc_mw(vt.pd, IBV_MW_TYPE_2);
 	uint32_t rkey;
-	uint64_t fill[3] = { 0, 64, 'z' };
 
 	vt_require(mw != NULL, "alloc_mw 2");
-	vt_call(VT_MR_FILL, rmr.id, fill, 3, NULL, 0);
+	vt_remote_fill(rmr.id, 0, 64, 'z');
 	vt_check(bind2(&p, mw, 8192, 512, IBV_ACCESS_REMOTE_WRITE, &rkey) == IBV_WC_SUCCESS,
 		 "type 2 bind by ibv_post_send(IBV_WR_BIND_MW)", "failed");
 	vt_check(agent_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)at(8192), rkey, 16) ==

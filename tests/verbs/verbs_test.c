@@ -321,6 +321,23 @@ vt_remote_rdma(const struct vt_pair *p, enum ibv_wr_opcode op, uint32_t mr_id, u
 	return vt_call(VT_SEND, p->r.id, a, 7, NULL, 0).status;
 }
 
+int
+vt_remote_send(const struct vt_pair *p, enum ibv_wr_opcode op, uint32_t mr_id, uint32_t imm,
+	       uint32_t len, unsigned int flags)
+{
+	uint64_t a[8] = { op, imm, mr_id, 0, len, 0, 0, flags };
+
+	return vt_call(VT_SEND, p->r.id, a, 8, NULL, 0).status;
+}
+
+void
+vt_remote_fill(uint32_t id, uint64_t off, uint64_t len, uint8_t byte)
+{
+	uint64_t a[3] = { off, len, byte };
+
+	vt_require(vt_call(VT_MR_FILL, id, a, 3, NULL, 0).status == 0, "remote fill");
+}
+
 void
 vt_remote_read(uint32_t id, uint64_t off, void *out, size_t len)
 {
@@ -401,7 +418,8 @@ agent_send(struct vt_msg *m)
 	struct ibv_qp *qp = AG_GET(qp, m->id);
 	struct ibv_mr *mr = AG_GET(mr, m->a[2]);
 	struct ibv_sge sge;
-	struct ibv_send_wr wr = { .opcode = (enum ibv_wr_opcode)m->a[0] };
+	struct ibv_send_wr wr = { .opcode = (enum ibv_wr_opcode)m->a[0],
+				  .send_flags = (unsigned int)m->a[7] };
 
 	if (qp == NULL) {
 		m->status = EINVAL;

@@ -94,7 +94,8 @@ enum vt_cmd {
 	VT_MW_BIND,	/* id mw, a0 qp, a1 mr, a2 off, a3 len, a4 access -> a0 rkey, status */
 	VT_MW_DEALLOC,	/* id -> status */
 	VT_SEND,	/* id qp, a0 opcode, a1 imm, rkey or add, a2 mr, a3 off, a4 len,
-			 * a5 remote addr, a6 rkey (RDMA, atomic) -> status */
+			 * a5 remote addr, a6 rkey (RDMA, atomic), a7 more send_flags
+			 * -> status */
 	VT_MCAST,	/* id qp, a0 attach; data: MGID -> status */
 	VT_QUIT,
 };
@@ -149,6 +150,14 @@ struct vt_msg vt_remote_poll(const struct vt_remote_qp *r, int ms);
 int vt_remote_rdma(const struct vt_pair *p, enum ibv_wr_opcode op, uint32_t mr_id,
 		   uint64_t addr, uint32_t rkey, uint32_t len);
 
+/**
+ * The agent SENDs (@p op: SEND, SEND_WITH_IMM with @p imm) @p len bytes from
+ * offset 0 of its MR @p mr_id on @p p, with @p flags added to
+ * IBV_SEND_SIGNALED: the status of its completion.
+ */
+int vt_remote_send(const struct vt_pair *p, enum ibv_wr_opcode op, uint32_t mr_id, uint32_t imm,
+		   uint32_t len, unsigned int flags);
+
 /** A remote MR: id, address and keys. */
 struct vt_remote_mr {
 	uint32_t id;
@@ -157,6 +166,8 @@ struct vt_remote_mr {
 	uint32_t lkey;
 };
 struct vt_remote_mr vt_remote_mr(size_t len, unsigned int access);
+/** Fill @p len bytes at @p off of remote MR @p id with @p byte. */
+void vt_remote_fill(uint32_t id, uint64_t off, uint64_t len, uint8_t byte);
 /** @p len bytes at @p off of remote MR @p id into @p out. */
 void vt_remote_read(uint32_t id, uint64_t off, void *out, size_t len);
 

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * ibv_create_cq_ex(3): what creation accepts and refuses, and the polling
+ * iterator (ibv_start_poll / ibv_next_poll / ibv_end_poll) with every
+ * ibv_wc_read_*() of the wc_flags droce offers (IBV_WC_STANDARD_FLAGS and
+ * COMPLETION_TIMESTAMP), on completions the agent's SENDs cause and on an
+ * error completion of our own.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+#include "verbs_test.h"
+
+#define WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+
+static struct ibv_mr *lmr;
+static struct vt_remote_mr rmr;
+
+static struct ibv_cq_ex *
+cq_ex(int cqe, uint64_t wc_flags, uint32_t comp_mask, uint32_t flags)
+{
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = (uint32_t)cqe, .wc_flags = wc_flags, .comp_mask = comp_mask,
+		.flags = flags, .channel = NULL,
+	};
+
+	errno = 0;
+	return ibv_create_cq_ex(vt.ctx, &a);
+}
+
+static void
+creation(void)
+{
+	static const struct {
+		uint64_t wc_flags;
+		uint32_t comp_mask, flags;
+		int err;
+		const char *name;
+	} bad[] = {
+		{ IBV_WC_EX_WITH_CVLAN, 0, 0, EOPNOTSUPP, "WITH_CVLAN: EOPNOTSUPP" },
+		{ IBV_WC_EX_WITH_FLOW_TAG, 0, 0, EOPNOTSUPP, "WITH_FLOW_TAG: EOPNOTSUPP" },
+		{ IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK, 0, 0, EOPNOTSUPP,
+		  "WITH_COMPLETION_TIMESTAMP_WALLCLOCK: EOPNOTSUPP" },
+		{ 0, IBV_CQ_INIT_ATTR_MASK_FLAGS, IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, EOPNOTSUPP,
+		  "IGNORE_OVERRUN: EOPNOTSUPP" },
+		{ 0, IBV_CQ_INIT_ATTR_MASK_PD, 0, EOPNOTSUPP, "a parent domain: EOPNOTSUPP" },
+		{ 0, 1u << 7, 0, EINVAL, "an unknown comp_mask bit: EINVAL" },
+	};
+	struct ibv_device_attr_ex dx;
+	struct ibv_cq_ex *cq;
+	unsigned int i;
+
+	cq = cq_ex(10, WC_FLAGS, IBV_CQ_INIT_ATTR_MASK_FLAGS, IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	vt_check(cq != NULL && ibv_cq_ex_to_cq(cq)->cqe >= 10,
+		 "every offered wc_flag, SINGLE_THREADED: created with cqe >= the request",
+		 "errno %d", errno);
+	if (cq != NULL) {
+		struct ibv_poll_cq_attr pa = { 0 };
+
+		vt_check(ibv_start_poll(cq, &pa) == ENOENT,
+			 "ibv_start_poll on an empty CQ: ENOENT", "not ENOENT");
+		vt_check(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0, "destroyed by ibv_destroy_cq",
+			 "failed");
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cq = cq_ex(10, bad[i].wc_flags, bad[i].comp_mask, bad[i].flags);
+		vt_check(cq == NULL && errno == bad[i].err, bad[i].name, "cq %p errno %d",
+			 (void *)cq, errno);
+	}
+	memset(&dx, 0, sizeof(dx));
+	vt_check(ibv_query_device_ex(vt.ctx, NULL, &dx) == 0 && dx.hca_core_clock != 0 &&
+		 dx.completion_timestamp_mask != 0,
+		 "ibv_query_device_ex gives the clock that timestamps count in", "clock %llu",
+		 (unsigned long long)dx.hca_core_clock);
+}
+
+/* Start or continue the batch, waiting up to VT_WAIT_MS for a completion. */
+static int
+next(struct ibv_cq_ex *cq, bool first)
+{
+	struct ibv_poll_cq_attr pa = { 0 };
+	int i, ret = ENOENT;
+
+	for (i = 0; i < VT_WAIT_MS / 10 && ret == ENOENT; i++) {
+		ret = first ? ibv_start_poll(cq, &pa) : ibv_next_poll(cq);
+		if (ret == ENOENT)
+			poll(NULL, 0, 10);
+	}
+	return ret;
+}
+
+static void
+iterate(void)
+{
+	struct ibv_cq_ex *cq = cq_ex(16, WC_FLAGS, 0, 0);
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct vt_pair p;
+	uint64_t ts0;
+
+	vt_require(cq != NULL, "create_cq_ex");
+	init.send_cq = init.recv_cq = ibv_cq_ex_to_cq(cq);
+	p.cq = ibv_cq_ex_to_cq(cq);
+	p.qp = ibv_create_qp(vt.pd, &init);
+	vt_require(p.qp != NULL, "create_qp");
+	p.r = vt_remote_qp(p.qp);
+	vt_recv(p.qp, 101, (uintptr_t)lmr->addr, 64, lmr->lkey);
+	vt_recv(p.qp, 102, (uintptr_t)lmr->addr + 64, 64, lmr->lkey);
+	vt_require(vt_remote_send(&p, IBV_WR_SEND_WITH_IMM, rmr.id, 0xc0ffee, 24, 0) == 0 &&
+		   vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0) == 0, "agent sends");
+
+	vt_check(next(cq, true) == 0, "ibv_start_poll returns the first completion", "none");
+	vt_check(cq->wr_id == 101 && cq->status == IBV_WC_SUCCESS,
+		 "wr_id and status read directly from the CQ", "wr_id %llu status %d",
+		 (unsigned long long)cq->wr_id, cq->status);
+	vt_check(ibv_wc_read_opcode(cq) == IBV_WC_RECV, "ibv_wc_read_opcode", "%d",
+		 ibv_wc_read_opcode(cq));
+	vt_check(ibv_wc_read_byte_len(cq) == 24, "ibv_wc_read_byte_len", "%u",
+		 ibv_wc_read_byte_len(cq));
+	vt_check((ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM) &&
+		 ntohl(ibv_wc_read_imm_data(cq)) == 0xc0ffee,
+		 "ibv_wc_read_wc_flags and ibv_wc_read_imm_data", "flags %#x",
+		 ibv_wc_read_wc_flags(cq));
+	vt_check(ibv_wc_read_qp_num(cq) == p.qp->qp_num, "ibv_wc_read_qp_num", "%u",
+		 ibv_wc_read_qp_num(cq));
+	/* src_qp is defined for UD only (ibv_poll_cq(3)); ibv_wr_post covers UD's */
+	(void)ibv_wc_read_src_qp(cq);
+	vt_check(ibv_wc_read_vendor_err(cq) == 0, "ibv_wc_read_vendor_err is 0 on success",
+		 "%u", ibv_wc_read_vendor_err(cq));
+	/* RoCE has no LIDs or path bits: 0, as rdma-core reports them for RoCE */
+	vt_check(ibv_wc_read_slid(cq) == 0 && ibv_wc_read_dlid_path_bits(cq) == 0 &&
+		 ibv_wc_read_sl(cq) <= 7, "ibv_wc_read_slid, _sl, _dlid_path_bits", "slid %u",
+		 ibv_wc_read_slid(cq));
+	ts0 = ibv_wc_read_completion_ts(cq);
+	{
+		struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+		uint64_t now;
+
+		vt_require(ibv_query_rt_values_ex(vt.ctx, &v) == 0, "query_rt_values_ex");
+		now = (uint64_t)v.raw_clock.tv_sec * 1000000000ull + (uint64_t)v.raw_clock.tv_nsec;
+		vt_check(ts0 != 0 && ts0 <= now && now - ts0 < 60 * 1000000000ull,
+			 "ibv_wc_read_completion_ts: shortly before ibv_query_rt_values_ex's clock",
+			 "ts %llu now %llu", (unsigned long long)ts0, (unsigned long long)now);
+	}
+
+	vt_check(next(cq, false) == 0 && cq->wr_id == 102 &&
+		 ibv_wc_read_opcode(cq) == IBV_WC_RECV && ibv_wc_read_byte_len(cq) == 8 &&
+		 !(ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM),
+		 "ibv_next_poll advances to the second completion", "wrong");
+	vt_check(ibv_wc_read_completion_ts(cq) >= ts0, "timestamps do not go backwards",
+		 "went back");
+	vt_check(ibv_next_poll(cq) == ENOENT, "ibv_next_poll past the last: ENOENT", "not ENOENT");
+	ibv_end_poll(cq);
+
+	/* an error completion of our own: status, opcode, vendor_err */
+	{
+		struct ibv_sge sge = { (uintptr_t)lmr->addr, 8, lmr->lkey ^ 0x5a5a00 };
+		struct ibv_send_wr wr = { .wr_id = 103, .opcode = IBV_WR_SEND, .sg_list = &sge,
+					  .num_sge = 1, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		vt_require(ibv_post_send(p.qp, &wr, &bad) == 0, "post_send");
+		vt_check(next(cq, true) == 0 && cq->wr_id == 103 &&
+			 cq->status == IBV_WC_LOC_PROT_ERR,
+			 "an error completion through the iterator", "wr_id %llu status %d",
+			 (unsigned long long)cq->wr_id, cq->status);
+		(void)ibv_wc_read_vendor_err(cq);
+		ibv_end_poll(cq);
+	}
+	ibv_destroy_qp(p.qp);
+	vt_check(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0, "ibv_destroy_cq of an extended CQ",
+		 "failed");
+}
+
+static void
+drive(void)
+{
+	lmr = vt_mr(4096, IBV_ACCESS_LOCAL_WRITE);
+	rmr = vt_remote_mr(4096, IBV_ACCESS_LOCAL_WRITE);
+	creation();
+	iterate();
+}
+
+int
+main(int argc, char **argv)
+{
+	return vt_main(argc, argv, drive);
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * ibv_get_async_event(3) and ibv_ack_async_event(3), with the SRQ verbs
+ * that arm one (ibv_modify_srq(3), ibv_query_srq(3)): IBV_EVENT_SRQ_LIMIT_REACHED
+ * once when the SRQ drops below its limit (then the limit reads 0),
+ * IBV_EVENT_CQ_ERR on an overrun CQ, each with its element, read in
+ * non-blocking mode as the man page's example does; destroying an object
+ * after its event is acknowledged. QP fatal events need a corrupted ring
+ * (tests/integration/hostile_client.c); droce raises no port events.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+
+#include "verbs_test.h"
+
+static struct ibv_mr *lmr;
+static struct vt_remote_mr rmr;
+
+/* The next async event within @p ms, in non-blocking mode. */
+static bool
+async(struct ibv_async_event *ev, int ms)
+{
+	struct pollfd pfd = { .fd = vt.ctx->async_fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, ms) != 1)
+		return false;
+	return ibv_get_async_event(vt.ctx, ev) == 0;
+}
+
+static void
+srq_limit(void)
+{
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(vt.pd, &sia);
+	struct ibv_cq *cq = vt_cq(32);
+	struct ibv_qp_init_attr qia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+	};
+	struct ibv_srq_attr a;
+	struct ibv_async_event ev;
+	struct vt_pair p = { .cq = cq };
+	int i;
+
+	vt_require(srq != NULL, "create_srq");
+	memset(&a, 0, sizeof(a));
+	vt_check(ibv_query_srq(srq, &a) == 0 && a.max_wr >= 16 && a.srq_limit == 0,
+		 "ibv_query_srq: max_wr as asked or more, no limit yet", "max_wr %u limit %u",
+		 a.max_wr, a.srq_limit);
+	for (i = 0; i < 8; i++) {
+		struct ibv_sge sge = { (uintptr_t)lmr->addr + 64 * (uint64_t)i, 64, lmr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 },
+				   *bad;
+
+		vt_require(ibv_post_srq_recv(srq, &wr, &bad) == 0, "post_srq_recv");
+	}
+	a.srq_limit = a.max_wr + 1;
+	vt_check(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT) == EINVAL,
+		 "ibv_modify_srq: a limit above max_wr is EINVAL", "accepted");
+	a.max_wr = 64;
+	vt_check(ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
+		 "ibv_modify_srq: IBV_SRQ_MAX_WR (no IBV_DEVICE_SRQ_RESIZE) is EOPNOTSUPP",
+		 "not EOPNOTSUPP");
+	a.srq_limit = 6;
+	vt_check(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT) == 0, "ibv_modify_srq: limit 6", "failed");
+	vt_check(ibv_query_srq(srq, &a) == 0 && a.srq_limit == 6, "ibv_query_srq reads it back",
+		 "limit %u", a.srq_limit);
+	vt_check(!async(&ev, 200), "8 receives >= limit 6: no event", "event %d", ev.event_type);
+
+	p.qp = ibv_create_qp(vt.pd, &qia);
+	vt_require(p.qp != NULL, "create_qp on the SRQ");
+	p.r = vt_remote_qp(p.qp);
+	for (i = 0; i < 3; i++)
+		vt_require(vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0) == IBV_WC_SUCCESS,
+			   "agent send");
+	vt_check(async(&ev, VT_WAIT_MS) && ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+		 ev.element.srq == srq, "below the limit: IBV_EVENT_SRQ_LIMIT_REACHED for the SRQ",
+		 "none or wrong");
+	ibv_ack_async_event(&ev);
+	vt_check(ibv_query_srq(srq, &a) == 0 && a.srq_limit == 0,
+		 "the event disarms the limit (it reads 0)", "limit %u", a.srq_limit);
+	vt_require(vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0) == IBV_WC_SUCCESS, "send");
+	vt_check(!async(&ev, 200), "no second event without a new limit", "event");
+	vt_check(ibv_destroy_qp(p.qp) == 0 && ibv_destroy_srq(srq) == 0,
+		 "ibv_destroy_srq after its event was acknowledged", "failed");
+}
+
+static void
+cq_overrun(void)
+{
+	struct ibv_cq *cq = vt_cq(4);
+	struct ibv_qp_init_attr qia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_async_event ev;
+	struct vt_pair p = { .cq = cq };
+	int i, n = cq->cqe + 2;
+
+	vt_require(n <= 64, "small CQ");
+	p.qp = ibv_create_qp(vt.pd, &qia);
+	vt_require(p.qp != NULL, "create_qp");
+	p.r = vt_remote_qp(p.qp);
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sge = { (uintptr_t)lmr->addr, 8, lmr->lkey };
+		struct ibv_send_wr wr = { .wr_id = (uint64_t)i, .opcode = IBV_WR_RDMA_WRITE,
+					  .sg_list = &sge, .num_sge = 1,
+					  .send_flags = IBV_SEND_SIGNALED,
+					  .wr.rdma = { rmr.addr, rmr.rkey } }, *bad;
+
+		vt_require(ibv_post_send(p.qp, &wr, &bad) == 0, "post_send");
+	}
+	vt_check(async(&ev, VT_WAIT_MS) && ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq,
+		 "cqe + 2 unpolled completions: IBV_EVENT_CQ_ERR for the CQ", "none or wrong");
+	ibv_ack_async_event(&ev);
+	vt_check(ibv_destroy_qp(p.qp) == 0 && ibv_destroy_cq(cq) == 0,
+		 "ibv_destroy_cq after its event was acknowledged", "failed");
+}
+
+static void
+drive(void)
+{
+	struct ibv_async_event ev;
+	int fl = fcntl(vt.ctx->async_fd, F_GETFL);
+
+	vt_require(fl >= 0 && fcntl(vt.ctx->async_fd, F_SETFL, fl | O_NONBLOCK) == 0, "O_NONBLOCK");
+	lmr = vt_mr(4096, IBV_ACCESS_LOCAL_WRITE);
+	rmr = vt_remote_mr(4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	errno = 0;
+	vt_check(ibv_get_async_event(vt.ctx, &ev) == -1 && errno == EAGAIN,
+		 "non-blocking with nothing pending: -1 (EAGAIN)", "errno %d", errno);
+	{
+		struct ibv_device_attr da;
+
+		vt_check(ibv_query_device(vt.ctx, &da) == 0 &&
+			 !(da.device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT),
+			 "no port events, and IBV_DEVICE_PORT_ACTIVE_EVENT does not claim any",
+			 "claimed");
+	}
+	srq_limit();
+	cq_overrun();
+}
+
+int
+main(int argc, char **argv)
+{
+	return vt_main(argc, argv, drive);
+}

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * ibv_reg_mr(3) and ibv_rereg_mr(3): every access flag of the page
+ * (accepted and honoured as the agent's RDMA sees it, or refused with the
+ * errno rdma-core gives), ibv_reg_mr_iova()/ibv_reg_mr_iova2() addressing,
+ * ibv_reg_dmabuf_mr() on a descriptor it can map and on one it cannot,
+ * on-demand paging (explicit and implicit), ibv_rereg_mr() of access,
+ * translation and PD with its error codes, ibv_dereg_mr(). A remote
+ * access error breaks an RC pair, so each such check takes a fresh one.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "verbs_test.h"
+
+#define LW IBV_ACCESS_LOCAL_WRITE
+#define RW (LW | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+/* IBV_ACCESS_FLUSH_* of rdma-core 43+ (in the man page, not in this machine's verbs.h) */
+#define ACCESS_FLUSH_GLOBAL	(1u << 8)
+#define ACCESS_FLUSH_PERSISTENT	(1u << 9)
+#define IOVA 0x100000000ull	/* an iova far from any buffer address */
+
+static struct vt_remote_mr rmr;	/* the agent's source and sink: 4 KiB of 'p' */
+
+/* A fresh RC pair: an access error leaves the previous one in error. */
+static struct vt_pair
+pair(void)
+{
+	return vt_pair(IBV_QPT_RC, 0);
+}
+
+/* The agent's @p op on a fresh pair, from its first bytes (refilled with 'p'). */
+static int
+peer(enum ibv_wr_opcode op, uint64_t addr, uint32_t rkey, uint32_t len)
+{
+	struct vt_pair p = pair();
+
+	vt_remote_fill(rmr.id, 0, 64, 'p');
+
+	return vt_remote_rdma(&p, op, rmr.id, addr, rkey, len);
+}
+
+static struct ibv_mr *
+reg(size_t len, unsigned int access)
+{
+	void *buf = aligned_alloc(4096, len);
+
+	vt_require(buf != NULL, "aligned_alloc");
+	memset(buf, 0, len);
+	errno = 0;
+	return ibv_reg_mr(vt.pd, buf, len, (int)access);
+}
+
+static void
+accepted(void)
+{
+	static const struct {
+		unsigned int access;
+		const char *name;
+	} ok[] = {
+		{ 0, "access 0 (local read only)" },
+		{ LW, "LOCAL_WRITE" },
+		{ IBV_ACCESS_REMOTE_READ, "REMOTE_READ" },
+		{ LW | IBV_ACCESS_REMOTE_WRITE, "LOCAL_WRITE | REMOTE_WRITE" },
+		{ LW | IBV_ACCESS_REMOTE_ATOMIC, "LOCAL_WRITE | REMOTE_ATOMIC" },
+		{ IBV_ACCESS_MW_BIND, "MW_BIND" },
+		{ RW | IBV_ACCESS_ZERO_BASED, "ZERO_BASED" },
+		{ RW | IBV_ACCESS_ON_DEMAND, "ON_DEMAND (explicit range)" },
+		{ RW | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB, "ON_DEMAND | HUGETLB" },
+		{ RW | IBV_ACCESS_RELAXED_ORDERING, "RELAXED_ORDERING" },
+	};
+	static const struct {
+		unsigned int access;
+		int err;
+		const char *name;
+	} bad[] = {
+		{ IBV_ACCESS_REMOTE_WRITE, EINVAL, "REMOTE_WRITE without LOCAL_WRITE: EINVAL" },
+		{ IBV_ACCESS_REMOTE_ATOMIC, EINVAL, "REMOTE_ATOMIC without LOCAL_WRITE: EINVAL" },
+		{ LW | ACCESS_FLUSH_GLOBAL, EOPNOTSUPP, "FLUSH_GLOBAL (no FLUSH): EOPNOTSUPP" },
+		{ LW | ACCESS_FLUSH_PERSISTENT, EOPNOTSUPP,
+		  "FLUSH_PERSISTENT (no FLUSH): EOPNOTSUPP" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct ibv_mr *mr = reg(4096, ok[i].access);
+
+		vt_check(mr != NULL && mr->pd == vt.pd && mr->context == vt.ctx &&
+			 mr->length == 4096 && mr->addr != NULL, ok[i].name, "errno %d", errno);
+		if (mr != NULL)
+			vt_check(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr returns 0", "failed");
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ibv_mr *mr = reg(4096, bad[i].access);
+
+		vt_check(mr == NULL && errno == bad[i].err, bad[i].name, "mr %p errno %d",
+			 (void *)mr, errno);
+	}
+	/* implicit ODP: works, or EOPNOTSUPP (droce: no implicit ODP) */
+	errno = 0;
+	{
+		struct ibv_mr *mr = ibv_reg_mr(vt.pd, NULL, SIZE_MAX, RW | IBV_ACCESS_ON_DEMAND);
+
+		vt_check(mr == NULL && errno == EOPNOTSUPP,
+			 "implicit ODP (addr 0, SIZE_MAX): EOPNOTSUPP", "mr %p errno %d",
+			 (void *)mr, errno);
+	}
+}
+
+/* Each remote right on and off, through the agent's RDMA. */
+static void
+honoured(void)
+{
+	struct ibv_mr *w = reg(4096, LW | IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_mr *r = reg(4096, IBV_ACCESS_REMOTE_READ);
+	struct ibv_mr *a = reg(4096, LW | IBV_ACCESS_REMOTE_ATOMIC);
+	struct ibv_mr *none = reg(4096, 0);
+	uint64_t v;
+
+	vt_require(w && r && a && none, "reg_mr");
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)w->addr + 8, w->rkey, 16) == IBV_WC_SUCCESS &&
+		 ((char *)w->addr)[8] == 'p' && ((char *)w->addr)[23] == 'p' &&
+		 ((char *)w->addr)[24] == 0, "REMOTE_WRITE: the peer's WRITE lands", "failed");
+	vt_check(peer(IBV_WR_RDMA_READ, (uintptr_t)w->addr, w->rkey, 8) == IBV_WC_REM_ACCESS_ERR,
+		 "without REMOTE_READ the peer's READ is a remote access error", "accepted");
+	memcpy(r->addr, "readable", 8);
+	vt_check(peer(IBV_WR_RDMA_READ, (uintptr_t)r->addr, r->rkey, 8) == IBV_WC_SUCCESS,
+		 "REMOTE_READ: the peer's READ succeeds", "failed");
+	{
+		char back[8];
+
+		vt_remote_read(rmr.id, 0, back, 8);
+		vt_check(memcmp(back, "readable", 8) == 0, "the READ brought our bytes", "wrong");
+	}
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)r->addr, r->rkey, 8) == IBV_WC_REM_ACCESS_ERR &&
+		 memcmp(r->addr, "readable", 8) == 0,
+		 "without REMOTE_WRITE the peer's WRITE fails and changes nothing", "accepted");
+	vt_check(peer(IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)a->addr, a->rkey, 8) ==
+		 IBV_WC_SUCCESS && (memcpy(&v, a->addr, 8), v == 1),
+		 "REMOTE_ATOMIC: the peer's FETCH_AND_ADD adds", "failed");
+	vt_check(peer(IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)w->addr, w->rkey, 8) ==
+		 IBV_WC_REM_ACCESS_ERR, "without REMOTE_ATOMIC the peer's atomic fails",
+		 "accepted");
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)none->addr, none->rkey, 8) ==
+		 IBV_WC_REM_ACCESS_ERR, "access 0: no remote right at all", "accepted");
+
+	/* local rights: read always, write only with LOCAL_WRITE */
+	{
+		struct vt_pair p = pair();
+		struct ibv_sge sge = { (uintptr_t)none->addr, 8, none->lkey };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .sg_list = &sge,
+					  .num_sge = 1, .wr.rdma = { rmr.addr + 64, rmr.rkey } };
+		char back[8];
+
+		memcpy(none->addr, "localrd!", 8);
+		vt_check(vt_post_wait(p.qp, &wr) == IBV_WC_SUCCESS, "local read is always enabled",
+			 "failed");
+		vt_remote_read(rmr.id, 64, back, 8);
+		vt_check(memcmp(back, "localrd!", 8) == 0, "the WRITE from it carried its bytes",
+			 "wrong");
+		wr.opcode = IBV_WR_RDMA_READ;
+		sge.addr = (uintptr_t)r->addr;
+		sge.lkey = r->lkey;
+		vt_check(vt_post_wait(p.qp, &wr) == IBV_WC_LOC_PROT_ERR &&
+			 memcmp(r->addr, "readable", 8) == 0,
+			 "without LOCAL_WRITE a READ into the MR is a local protection error",
+			 "accepted");
+	}
+	ibv_dereg_mr(w);
+	ibv_dereg_mr(r);
+	ibv_dereg_mr(a);
+	ibv_dereg_mr(none);
+}
+
+/* ZERO_BASED and the iova variants: where the peer's address lands. */
+static void
+addressing(void)
+{
+	char *buf = aligned_alloc(4096, 8192);
+	struct ibv_mr *mr;
+
+	vt_require(buf != NULL, "aligned_alloc");
+	memset(buf, 0, 8192);
+	mr = ibv_reg_mr(vt.pd, buf, 4096, RW | IBV_ACCESS_ZERO_BASED);
+	vt_require(mr != NULL, "reg_mr ZERO_BASED");
+	vt_check(peer(IBV_WR_RDMA_WRITE, 16, mr->rkey, 8) == IBV_WC_SUCCESS && buf[16] == 'p' &&
+		 buf[15] == 0, "ZERO_BASED: the peer's address 16 is byte 16 of the MR", "failed");
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)buf, mr->rkey, 8) == IBV_WC_REM_ACCESS_ERR,
+		 "ZERO_BASED: the buffer's own address is out of range", "accepted");
+	ibv_dereg_mr(mr);
+
+	memset(buf, 0, 8192);
+	mr = ibv_reg_mr_iova(vt.pd, buf + 4096, 4096, IOVA, RW);
+	vt_require(mr != NULL, "reg_mr_iova");
+	vt_check(mr->addr == buf + 4096, "ibv_reg_mr_iova keeps mr->addr", "%p", mr->addr);
+	vt_check(peer(IBV_WR_RDMA_WRITE, IOVA + 32, mr->rkey, 8) == IBV_WC_SUCCESS &&
+		 buf[4096 + 32] == 'p' && buf[4096 + 31] == 0,
+		 "ibv_reg_mr_iova: offset = addr + (iova - hca_va)", "failed");
+	vt_check(peer(IBV_WR_RDMA_WRITE, IOVA + 4096 - 4, mr->rkey, 8) == IBV_WC_REM_ACCESS_ERR,
+		 "ibv_reg_mr_iova: the length counts from hca_va", "accepted");
+	ibv_dereg_mr(mr);
+
+	memset(buf, 0, 8192);
+	mr = ibv_reg_mr_iova2(vt.pd, buf, 4096, 0, RW);
+	vt_require(mr != NULL, "reg_mr_iova2");
+	vt_check(peer(IBV_WR_RDMA_WRITE, 100, mr->rkey, 8) == IBV_WC_SUCCESS && buf[100] == 'p',
+		 "ibv_reg_mr_iova2 with hca_va 0 acts as ZERO_BASED", "failed");
+	ibv_dereg_mr(mr);
+
+	memset(buf, 0, 8192);
+	mr = ibv_reg_mr(vt.pd, buf, 4096, RW | IBV_ACCESS_ON_DEMAND);
+	vt_require(mr != NULL, "reg_mr ODP");
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)buf + 200, mr->rkey, 8) == IBV_WC_SUCCESS &&
+		 buf[200] == 'p', "ON_DEMAND (explicit): the peer writes into it", "failed");
+	ibv_dereg_mr(mr);
+	free(buf);
+}
+
+static void
+dmabuf(void)
+{
+	int fd = memfd_create("vt-dmabuf", MFD_ALLOW_SEALING);
+	int pfd[2];
+	char *map;
+	struct ibv_mr *mr;
+
+	/* no /dev/udmabuf in a container: a sealed memfd is a buffer we can map too */
+	vt_require(fd >= 0 && ftruncate(fd, 16384) == 0 &&
+		   fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0, "memfd");
+	map = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	vt_require(map != MAP_FAILED, "mmap");
+	mr = ibv_reg_dmabuf_mr(vt.pd, 4096 + 512, 4096, IOVA + 512, fd, RW);
+	vt_check(mr != NULL && mr->length == 4096, "ibv_reg_dmabuf_mr on a mappable descriptor",
+		 "errno %d", errno);
+	if (mr != NULL) {
+		vt_check(peer(IBV_WR_RDMA_WRITE, IOVA + 512 + 8, mr->rkey, 8) == IBV_WC_SUCCESS &&
+			 map[4096 + 512 + 8] == 'p' && map[4096 + 512 + 7] == 0,
+			 "the peer's WRITE at iova + 8 lands at offset + 8 of the buffer",
+			 "failed");
+		vt_check(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr of a dma-buf MR", "failed");
+	}
+	munmap(map, 16384);
+	close(fd);
+
+	vt_require(pipe(pfd) == 0, "pipe");
+	errno = 0;
+	mr = ibv_reg_dmabuf_mr(vt.pd, 0, 4096, 0, pfd[0], LW);
+	vt_check(mr == NULL && errno == EOPNOTSUPP,
+		 "ibv_reg_dmabuf_mr on a descriptor that cannot be mapped: EOPNOTSUPP",
+		 "mr %p errno %d", (void *)mr, errno);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+static void
+rereg(void)
+{
+	struct ibv_mr *mr = reg(4096, RW);
+	char *other = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd2 = ibv_alloc_pd(vt.ctx);
+	uint32_t old;
+	int ret;
+
+	vt_require(mr != NULL && other != NULL && pd2 != NULL, "setup");
+	memset(other, 0, 4096);
+
+	ret = ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0);
+	vt_check(ret == IBV_REREG_MR_ERR_INPUT, "flags 0: IBV_REREG_MR_ERR_INPUT", "%d", ret);
+	ret = ibv_rereg_mr(mr, 1 << 7, NULL, NULL, 0, 0);
+	vt_check(ret == IBV_REREG_MR_ERR_INPUT, "an unknown flag: IBV_REREG_MR_ERR_INPUT", "%d",
+		 ret);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_REMOTE_WRITE);
+	vt_check(ret == IBV_REREG_MR_ERR_INPUT,
+		 "new access with REMOTE_WRITE but no LOCAL_WRITE: IBV_REREG_MR_ERR_INPUT", "%d",
+		 ret);
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)mr->addr, mr->rkey, 8) == IBV_WC_SUCCESS,
+		 "after an input error the old MR is valid", "broken");
+
+	/* access: the new rights apply, the old key is gone */
+	old = mr->rkey;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   LW | IBV_ACCESS_REMOTE_READ);
+	vt_check(ret == 0, "IBV_REREG_MR_CHANGE_ACCESS returns 0", "%d errno %d", ret, errno);
+	vt_check(peer(IBV_WR_RDMA_READ, (uintptr_t)mr->addr, mr->rkey, 8) == IBV_WC_SUCCESS,
+		 "the new REMOTE_READ right works", "failed");
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)mr->addr, mr->rkey, 8) ==
+		 IBV_WC_REM_ACCESS_ERR, "the dropped REMOTE_WRITE right is refused", "accepted");
+	vt_check(old == mr->rkey ||
+		 peer(IBV_WR_RDMA_READ, (uintptr_t)mr->addr, old, 8) == IBV_WC_REM_ACCESS_ERR,
+		 "the R_Key before the rereg stops working", "still works");
+
+	/* translation: the same MR now covers another buffer */
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS, NULL,
+			   other, 4096, RW);
+	vt_check(ret == 0 && mr->addr == other && mr->length == 4096,
+		 "IBV_REREG_MR_CHANGE_TRANSLATION moves the MR", "%d errno %d", ret, errno);
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)other + 40, mr->rkey, 8) == IBV_WC_SUCCESS &&
+		 other[40] == 'p', "the peer's WRITE lands in the new buffer", "failed");
+
+	/* PD: a QP of the old PD may no longer use the lkey */
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	vt_check(ret == 0 && mr->pd == pd2, "IBV_REREG_MR_CHANGE_PD", "%d errno %d", ret, errno);
+	{
+		struct vt_pair p = pair();
+		struct ibv_sge sge = { (uintptr_t)other, 8, mr->lkey };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .sg_list = &sge,
+					  .num_sge = 1, .wr.rdma = { rmr.addr, rmr.rkey } };
+
+		vt_check(vt_post_wait(p.qp, &wr) == IBV_WC_LOC_PROT_ERR,
+			 "a QP of another PD cannot use the MR", "accepted");
+		ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, vt.pd, NULL, 0, 0);
+		p = pair();
+		sge.lkey = mr->lkey;
+		vt_check(ret == 0 && vt_post_wait(p.qp, &wr) == IBV_WC_SUCCESS,
+			 "back in the QP's PD it can", "failed");
+	}
+
+	/* a bound window keeps the MR as it is */
+	{
+		struct ibv_mr *b = reg(4096, RW | IBV_ACCESS_MW_BIND);
+		struct ibv_mw *mw = ibv_alloc_mw(vt.pd, IBV_MW_TYPE_1);
+		struct vt_pair p = pair();
+		struct ibv_mw_bind bd = {
+			.send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = b, .addr = (uintptr_t)b->addr, .length = 64,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+		};
+		struct ibv_wc wc;
+
+		vt_require(b != NULL && mw != NULL && ibv_bind_mw(p.qp, mw, &bd) == 0 &&
+			   vt_wait(p.cq, &wc, VT_WAIT_MS) && wc.status == IBV_WC_SUCCESS, "bind");
+		errno = 0;
+		ret = ibv_rereg_mr(b, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, RW);
+		vt_check(ret == IBV_REREG_MR_ERR_CMD && errno == EBUSY,
+			 "ibv_rereg_mr while a window is bound: IBV_REREG_MR_ERR_CMD, EBUSY",
+			 "%d errno %d", ret, errno);
+		vt_check(vt_remote_rdma(&p, IBV_WR_RDMA_WRITE, rmr.id, (uintptr_t)b->addr, mw->rkey,
+					8) == IBV_WC_SUCCESS, "and the window still works", "failed");
+		ibv_dealloc_mw(mw);
+		vt_check(ibv_dereg_mr(b) == 0, "ibv_dereg_mr after the failed rereg", "failed");
+	}
+
+	old = mr->rkey;
+	vt_check(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr of a reregistered MR", "failed");
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)other, old, 8) == IBV_WC_REM_ACCESS_ERR,
+		 "after ibv_dereg_mr its R_Key is refused", "still works");
+	ibv_dealloc_pd(pd2);
+	free(other);
+}
+
+static void
+drive(void)
+{
+	rmr = vt_remote_mr(4096, RW | IBV_ACCESS_REMOTE_ATOMIC);
+	accepted();
+	honoured();
+	addressing();
+	dmabuf();
+	rereg();
+}
+
+int
+main(int argc, char **argv)
+{
+	return vt_main(argc, argv, drive);
+}
