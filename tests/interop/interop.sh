@@ -112,7 +112,7 @@ report() {
 capture() {	# phase name, then capture_check.sh's MAXBAD DROCE_MAC
 	"$R" capture-stop >/dev/null 2>&1
 	sleep 1
-	if r=$("$top/tests/interop/capture_check.sh" "$build" "/tmp/droce-interop-$1.pcap" "$2" "$3"); then
+	if r=$("$top/tests/interop/capture_check.sh" "$build" "/tmp/droce-interop-$1.pcap" "$2" "${3:-}"); then
 		echo "ok   capture $1: $r"
 	else
 		echo "$r" | sed '1s/^/FAIL capture: /'
