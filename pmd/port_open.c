@@ -348,6 +348,18 @@ driver_is_kernel_backed(const char *driver)
 	return strcmp(driver, "net_af_packet") == 0 || strcmp(driver, "net_af_xdp") == 0;
 }
 
+/* Is the port, or the one under its fault vdev, kernel-backed? (af_packet's jumbo rules) */
+static bool
+port_is_kernel_backed(const struct droce_port *port)
+{
+	struct rte_eth_dev_info ldi;
+
+	if (port->lower_port_id == port->port_id)
+		return driver_is_kernel_backed(port->info.driver);
+	return rte_eth_dev_info_get(port->lower_port_id, &ldi) == 0 &&
+	       driver_is_kernel_backed(ldi.driver_name);
+}
+
 static void
 choose_mac(struct droce_port *port, const struct droce_port_conf *conf,
 	   const struct rte_eth_dev_info *di)
@@ -395,7 +407,7 @@ choose_mtu(struct droce_port *port, const struct droce_port_conf *conf,
 	uint16_t max = port_max_mtu(di), cur = RTE_ETHER_MTU;
 	struct ifreq ifr;
 
-	if (driver_is_kernel_backed(port->info.driver))
+	if (port_is_kernel_backed(port))
 		max = KERNEL_PORT_MAX_MTU;	/* see below */
 	if (conf->mtu != 0) {
 		if (conf->mtu > max || conf->mtu < RTE_MAX(di->min_mtu, (uint16_t)RTE_ETHER_MIN_MTU)) {
@@ -414,7 +426,7 @@ choose_mtu(struct droce_port *port, const struct droce_port_conf *conf,
 		 * its ring frames (framesz, see droce_port_conf_iface()) and our
 		 * mbufs hold: the kernel interface's MTU is the real limit.
 		 */
-		if (driver_is_kernel_backed(port->info.driver)) {
+		if (port_is_kernel_backed(port)) {
 			*mtu = RTE_MIN(cur, (uint16_t)KERNEL_PORT_MAX_MTU);
 			return 0;
 		}
@@ -472,7 +484,7 @@ setup_queues(struct droce_port *port, const struct droce_port_conf *conf,
 	 */
 	room = RTE_ALIGN_CEIL(RTE_MAX((uint32_t)mtu + FRAME_OVERHEAD, (uint32_t)MIN_FRAME_ROOM), 64);
 	room = RTE_MAX(room, di->min_rx_bufsize);
-	if (mtu > RTE_ETHER_MTU && driver_is_kernel_backed(port->info.driver))
+	if (mtu > RTE_ETHER_MTU && port_is_kernel_backed(port))
 		room = RTE_MAX(room, (uint32_t)KERNEL_JUMBO_FRAMESZ);	/* af_packet's frame */
 	if (room + RTE_PKTMBUF_HEADROOM > UINT16_MAX)
 		return -EINVAL;

@@ -7,12 +7,16 @@
  * droce-run): receivers attach to a group and count what arrives; a sender
  * sends to the group.
  *
- *   mcast_ud recv GROUP SECONDS [twice|detach]   prints "got N"
+ *   mcast_ud recv GROUP SECONDS [twice|detach|igmp]   prints "got N"
  *   mcast_ud send GROUP COUNT
  *
  * GROUP is an IPv4 group (RoCEv2 MGID ::ffff:a.b.c.d). "twice" attaches
  * the QP twice (still one copy per packet); "detach" attaches and detaches
- * again before anything is sent (then nothing may arrive).
+ * again before anything is sent (then nothing may arrive). "igmp" also
+ * joins the group in the kernel's IP stack on the interface of GID 1, as
+ * rdma_cm does for RoCEv2: Linux Soft-RoCE needs that to receive, since
+ * its ibv_attach_mcast only programs a MAC filter (and an IPv6-style one,
+ * 33:33:..., for an IPv4 group) and the IP layer drops groups not joined.
  */
 
 #include <arpa/inet.h>
@@ -21,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -34,6 +40,23 @@ die(const char *what)
 {
 	perror(what);
 	exit(2);
+}
+
+/* Join GROUP on the interface that owns the IPv4 address in GID 1. */
+static void
+igmp_join(struct ibv_context *ctx, struct in_addr group)
+{
+	struct ip_mreq mr = { .imr_multiaddr = group };
+	union ibv_gid gid;
+	int fd;
+
+	if (ibv_query_gid(ctx, 1, 1, &gid))
+		die("query gid");
+	memcpy(&mr.imr_interface, &gid.raw[12], 4);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	/* fd stays open: the membership lasts as long as the process */
+	if (fd < 0 || setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)))
+		die("IP_ADD_MEMBERSHIP");
 }
 
 int
@@ -109,6 +132,8 @@ main(int argc, char **argv)
 			die("attach twice");
 		if (strcmp(how, "detach") == 0 && ibv_detach_mcast(qp, &mgid, 0))
 			die("detach");
+		if (strcmp(how, "igmp") == 0)
+			igmp_join(ctx, group);
 		printf("READY\n");
 		fflush(stdout);
 		while (time(NULL) < end) {
