@@ -303,6 +303,13 @@ void droce_port_close(struct droce_port *port);
 int droce_port_info(const struct droce_port *port, struct droce_port_info *info);
 
 /**
+ * Is the link up: the PMD says so and, for a port on a Linux interface
+ * (droce_port_conf_iface()), the interface is up with a carrier. Any
+ * thread; a system call for such ports, so poll it rarely.
+ */
+bool droce_port_link_up(const struct droce_port *port);
+
+/**
  * Snapshot the counters. Any thread.
  * @return 0, -EINVAL if an argument is NULL, or the -errno of
  *         rte_eth_stats_get() (counters are filled all the same).

@@ -124,6 +124,22 @@ kernel_iface_query(const char *ifname, unsigned long req, struct ifreq *ifr)
 	return ret;
 }
 
+/*
+ * net_af_packet calls its link up from start to stop whatever the
+ * interface does: ask the kernel (administratively up, carrier present).
+ */
+static bool
+kernel_iface_up(const struct droce_port *port)
+{
+	struct ifreq ifr;
+
+	if (port->iface[0] == '\0')
+		return true;
+	if (kernel_iface_query(port->iface, SIOCGIFFLAGS, &ifr) < 0)
+		return false;
+	return (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
+}
+
 int
 droce_port_conf_iface(struct droce_port_conf *conf, const char *ifname)
 {
@@ -652,6 +668,7 @@ droce_port_open(const struct droce_port_conf *conf, struct droce_port **out)
 	if (ret < 0)
 		goto err_remove;
 	port->info.port_id = port->port_id;
+	snprintf(port->iface, sizeof(port->iface), "%s", conf->iface);
 	rte_eth_dev_get_name_by_port(port->port_id, port->info.name);
 	snprintf(port->info.driver, sizeof(port->info.driver), "%s", di.driver_name);
 
@@ -743,11 +760,20 @@ droce_port_info(const struct droce_port *port, struct droce_port_info *info)
 		return -EINVAL;
 	*info = port->info;
 	memset(&link, 0, sizeof(link));
-	if (rte_eth_link_get_nowait(port->port_id, &link) == 0) {
-		info->link_up = link.link_status == RTE_ETH_LINK_UP;
+	if (rte_eth_link_get_nowait(port->port_id, &link) == 0)
 		info->link_speed = link.link_speed;
-	}
+	info->link_up = droce_port_link_up(port);
 	return 0;
+}
+
+bool
+droce_port_link_up(const struct droce_port *port)
+{
+	struct rte_eth_link link;
+
+	memset(&link, 0, sizeof(link));
+	return rte_eth_link_get_nowait(port->port_id, &link) == 0 &&
+	       link.link_status == RTE_ETH_LINK_UP && kernel_iface_up(port);
 }
 
 int

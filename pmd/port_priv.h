@@ -75,6 +75,7 @@ struct droce_port {
 	bool hotplugged;		/* we probed it: we remove it */
 	bool fault_hotplugged;		/* we probed the fault vdev over it */
 	uint16_t lower_port_id;		/* the hotplugged port under the fault vdev */
+	char iface[DROCE_PORT_IFNAME_LEN];	/* the Linux interface under it, or "" */
 	bool started;
 	struct rte_mempool *mp;
 	/* mbufs for droce_port_alloc(), taken from the pool a burst at a time */

@@ -51,6 +51,7 @@ worker_loop(struct droced *d)
 		work += droced_port_rx(d, now);
 		work += droce_dev_poll(d->dev, now);
 		droced_port_flush(d);
+		droced_port_watch(d, now);
 		if (work > 0) {
 			last_work = now;
 			continue;
@@ -126,6 +127,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "droced: device: %s\n", strerror(-ret));
 		return 1;
 	}
+	droced_port_watch(d, droce_now_ns());	/* the link's state before any client */
 	if (droced_ctrl_listen(d) < 0)
 		return 1;
 	droced_telemetry_init(d);

@@ -20,12 +20,14 @@
 #include "droced.h"
 
 #define BURST 32
+#define LINK_CHECK_NS	(100 * 1000 * 1000ull)	/* a system call on af_packet: 10 Hz */
 
 struct port_state {
 	struct droce_port *port;
 	struct rte_mbuf *tx[BURST];
 	unsigned int n_tx;
 	uint64_t rx_bad[DROCE_WIRE_DROP_COUNT];
+	uint64_t next_link_check;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 };
 
@@ -86,6 +88,15 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 			  (uint64_t)info.mac[2] << 40 | 0xfffeull << 24 |
 			  (uint64_t)info.mac[3] << 16 | (uint64_t)info.mac[4] << 8 | info.mac[5];
 	return 0;
+}
+
+void
+droced_port_watch(struct droced *d, uint64_t now)
+{
+	if (now < ps.next_link_check)
+		return;
+	ps.next_link_check = now + LINK_CHECK_NS;
+	droce_dev_port_state(d->dev, droce_port_link_up(ps.port));
 }
 
 const uint64_t *

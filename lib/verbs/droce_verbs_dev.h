@@ -100,6 +100,14 @@ int droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr,
 /** The daemon is stopping: every client gets IBV_EVENT_DEVICE_FATAL. */
 void droce_dev_fatal(struct droce_dev *dev);
 
+/**
+ * The link went up or down: the port's state becomes ACTIVE or DOWN and
+ * every client gets IBV_EVENT_PORT_ACTIVE or IBV_EVENT_PORT_ERR (port 1).
+ * Nothing happens if the state is unchanged. QPs are left alone: as on a
+ * NIC, their transfers retry and time out on their own.
+ */
+void droce_dev_port_state(struct droce_dev *dev, bool up);
+
 /* ---- the worker loop ---- */
 
 /** Take doorbells from every client and feed new WQEs to the transports. */

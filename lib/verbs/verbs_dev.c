@@ -71,9 +71,10 @@ dev_fill_attrs(struct droce_dev *dev)
 	a->hw_ver = 1;
 	a->max_qp = DEV_MAX_QP;
 	a->max_qp_wr = DEV_MAX_QP_WR;
-	/* no IBV_DEVICE_PORT_ACTIVE_EVENT: the port is always ACTIVE, no port events */
+	/* port events: droce_dev_port_state() */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IBV_DEVICE_PORT_ACTIVE_EVENT;
 	a->max_sge = DROCE_SHM_MAX_SGE;
 	a->max_sge_rd = DROCE_SHM_MAX_SGE;
 	a->max_cq = DEV_MAX_QP * 2;
@@ -350,6 +351,20 @@ droce_dev_fatal(struct droce_dev *dev)
 
 	for (cl = dev->clients; cl != NULL; cl = cl->next)
 		dev_async_event(cl, IBV_EVENT_DEVICE_FATAL, 1);
+}
+
+void
+droce_dev_port_state(struct droce_dev *dev, bool up)
+{
+	enum ibv_port_state state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	struct droce_client *cl;
+
+	if (dev->port.state == state)
+		return;
+	dev->port.state = state;
+	dev->port.phys_state = up ? 5 : 3;	/* LinkUp : Disabled */
+	for (cl = dev->clients; cl != NULL; cl = cl->next)
+		dev_async_event(cl, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
 }
 
 /* ---- simple objects ---- */

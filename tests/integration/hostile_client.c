@@ -61,9 +61,10 @@ map_ring(int fd, uint64_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* A connection that said HELLO; *db gets the doorbell ring. */
+/* A connection that said HELLO; *db gets the doorbell ring, *events the
+ * read end of its async-event pipe (non-blocking). */
 static int
-hello(struct droce_shm_ring **db)
+hello(struct droce_shm_ring **db, int *events)
 {
 	struct droce_ctrl_hello_req req = { .abi_version = DROCE_SHM_ABI_VERSION };
 	struct droce_ctrl_hello_rep rep;
@@ -75,6 +76,10 @@ hello(struct droce_shm_ring **db)
 	ret = droce_ctrl_call(fd, DROCE_CTRL_HELLO, &req, sizeof(req), &pipefd[1], 1, &rep,
 			      sizeof(rep), fds, &n);
 	close(pipefd[1]);
+	if (events != NULL && fcntl(pipefd[0], F_SETFL, O_NONBLOCK) == 0)
+		*events = pipefd[0];
+	else
+		close(pipefd[0]);
 	CHECK(ret == 0 && n == 1, "HELLO: %d", ret);
 	if (ret == 0 && n == 1)
 		*db = map_ring(fds[0], rep.db_map_len);
@@ -114,7 +119,7 @@ main(int argc, char **argv)
 	struct droce_ctrl_modify_qp_req mq;
 	struct droce_ctrl_query_gid_req gq = { .port_num = 1, .index = 1 };
 	struct droce_ctrl_query_gid_rep gid;
-	int fd, fds[DROCE_CTRL_MAX_FDS], mfd, ret, i;
+	int fd, fds[DROCE_CTRL_MAX_FDS], mfd, ret, i, events = -1;
 	unsigned int n;
 	char garbage[300];
 	uint32_t prod;
@@ -134,10 +139,10 @@ main(int argc, char **argv)
 	expect_hangup(conn(), &bad, sizeof(bad), "length past the datagram");
 	bad.len = 0;
 	expect_hangup(conn(), &bad, sizeof(bad), "request before HELLO");
-	fd = hello(&db);
+	fd = hello(&db, NULL);
 	bad.type = 200;
 	expect_hangup(fd, &bad, sizeof(bad), "unknown type");
-	fd = hello(&db);
+	fd = hello(&db, NULL);
 	bad.type = DROCE_CTRL_DEALLOC_PD;
 	bad.len = 2;			/* too short for its body */
 	{
@@ -148,7 +153,7 @@ main(int argc, char **argv)
 	}
 
 	/* 2. bogus handles and arguments get errnos, the connection lives */
-	fd = hello(&db);
+	fd = hello(&db, &events);
 	h.handle = 12345;
 	ret = droce_ctrl_call(fd, DROCE_CTRL_DEALLOC_PD, &h, sizeof(h), NULL, 0, NULL, 0, NULL, NULL);
 	CHECK(ret == EINVAL, "dealloc of a bogus PD: %d", ret);
@@ -279,6 +284,14 @@ main(int argc, char **argv)
 	droce_shm_doorbell(db, &sq->flag, qpp.qp_handle);
 	usleep(300000);
 	CHECK(atomic_load(&sq->error) != 0, "the QP did not fail on an impossible index");
+	{	/* ... and the client hears of it: IBV_EVENT_QP_FATAL for that QP */
+		struct droce_ctrl_event ev;
+		bool fatal = false;
+
+		while (read(events, &ev, sizeof(ev)) == (ssize_t)sizeof(ev))
+			fatal |= ev.event_type == IBV_EVENT_QP_FATAL && ev.handle == qpp.qp_handle;
+		CHECK(fatal, "no IBV_EVENT_QP_FATAL for the QP with an impossible index");
+	}
 
 	/* still served after all that */
 	ret = droce_ctrl_call(fd, DROCE_CTRL_ALLOC_PD, NULL, 0, NULL, 0, &pd, sizeof(pd), NULL, NULL);

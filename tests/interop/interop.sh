@@ -106,6 +106,8 @@ report() {
 	else
 		echo "FAIL $1: client exit $2, server exit $3"
 		tail -n 5 $out.c $out.s | sed 's/^/    /'
+		# perftest's errors go to stderr, ahead of its buffered output
+		grep -ihE "error|fail|couldn|status" $out.c $out.s | head -n 8 | sed 's/^/    error: /'
 		fail=1
 	fi
 }

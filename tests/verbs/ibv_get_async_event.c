@@ -8,14 +8,24 @@
  * once when the SRQ drops below its limit (then the limit reads 0),
  * IBV_EVENT_CQ_ERR on an overrun CQ, each with its element, read in
  * non-blocking mode as the man page's example does; destroying an object
- * after its event is acknowledged. QP fatal events need a corrupted ring
- * (tests/integration/hostile_client.c); droce raises no port events.
+ * after its event is acknowledged; IBV_EVENT_PORT_ERR and
+ * IBV_EVENT_PORT_ACTIVE when the driver takes its daemon's interface down
+ * and up again (the port's state follows), last because it disturbs the
+ * link. QP fatal events need a corrupted ring
+ * (tests/integration/hostile_client.c).
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "verbs_test.h"
 
@@ -124,6 +134,80 @@ cq_overrun(void)
 		 "ibv_destroy_cq after its event was acknowledged", "failed");
 }
 
+/* The interface holding the IPv4 address of our GID (in this namespace). */
+static bool
+gid_iface(char name[IFNAMSIZ])
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifa) != 0)
+		return false;
+	for (i = ifa; i != NULL && !found; i = i->ifa_next)
+		if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
+		    memcmp(&((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
+			   &vt.gid.raw[12], 4) == 0) {
+			snprintf(name, IFNAMSIZ, "%s", i->ifa_name);
+			found = true;
+		}
+	freeifaddrs(ifa);
+	return found;
+}
+
+static bool
+iface_set_up(const char *name, bool up)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	bool ok;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ok = fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0;
+	if (up)
+		ifr.ifr_flags |= IFF_UP;
+	else
+		ifr.ifr_flags &= ~IFF_UP;
+	ok = ok && ioctl(fd, SIOCSIFFLAGS, &ifr) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static enum ibv_port_state
+port_state(void)
+{
+	struct ibv_port_attr pa;
+
+	return ibv_query_port(vt.ctx, 1, &pa) == 0 ? pa.state : IBV_PORT_NOP;
+}
+
+/* The daemon follows its link: PORT_ERR when it goes down, PORT_ACTIVE back. */
+static void
+port_events(void)
+{
+	struct ibv_async_event ev;
+	char ifname[IFNAMSIZ];
+
+	vt_require(gid_iface(ifname), "the interface of our GID");
+	vt_check(port_state() == IBV_PORT_ACTIVE, "ibv_query_port: ACTIVE while the link is up",
+		 "state %d", port_state());
+	vt_require(iface_set_up(ifname, false), "ip link set down");
+	vt_check(async(&ev, VT_WAIT_MS) && ev.event_type == IBV_EVENT_PORT_ERR &&
+		 ev.element.port_num == 1, "link down: IBV_EVENT_PORT_ERR for port 1",
+		 "none or wrong (%d)", ev.event_type);
+	ibv_ack_async_event(&ev);
+	vt_check(port_state() == IBV_PORT_DOWN, "ibv_query_port: DOWN", "state %d", port_state());
+	vt_require(iface_set_up(ifname, true), "ip link set up");
+	vt_check(async(&ev, VT_WAIT_MS) && ev.event_type == IBV_EVENT_PORT_ACTIVE &&
+		 ev.element.port_num == 1, "link up: IBV_EVENT_PORT_ACTIVE for port 1",
+		 "none or wrong (%d)", ev.event_type);
+	ibv_ack_async_event(&ev);
+	vt_check(port_state() == IBV_PORT_ACTIVE, "ibv_query_port: ACTIVE again", "state %d",
+		 port_state());
+	vt_check(!async(&ev, 300), "one event per change", "event %d", ev.event_type);
+}
+
 static void
 drive(void)
 {
@@ -140,12 +224,13 @@ drive(void)
 		struct ibv_device_attr da;
 
 		vt_check(ibv_query_device(vt.ctx, &da) == 0 &&
-			 !(da.device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT),
-			 "no port events, and IBV_DEVICE_PORT_ACTIVE_EVENT does not claim any",
-			 "claimed");
+			 (da.device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT),
+			 "IBV_DEVICE_PORT_ACTIVE_EVENT: the device raises port events",
+			 "not claimed");
 	}
 	srq_limit();
 	cq_overrun();
+	port_events();
 }
 
 int
