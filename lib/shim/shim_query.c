@@ -43,6 +43,17 @@ shim_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_i
 	full.hca_core_clock = SHIM_HCA_CORE_CLOCK_KHZ;
 	full.device_cap_flags_ex = rep.device_cap_flags_ex;
 	full.phys_port_cnt_ex = rep.attr.phys_port_cnt;
+	/* an ON_DEMAND MR with a range is an ordinary one here (its pages are
+	 * mapped by the daemon), so every operation works on it; implicit ODP not */
+	full.odp_caps.general_caps = IBV_ODP_SUPPORT;
+	full.odp_caps.per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	full.odp_caps.per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_SRQ_RECV;
+	full.odp_caps.per_transport_caps.ud_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
 	if (attr_size > sizeof(full))
 		attr_size = sizeof(full);
 	memcpy(attr, &full, attr_size);

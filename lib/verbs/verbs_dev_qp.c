@@ -576,7 +576,9 @@ dev_query_qp(struct droce_client *cl, const struct droce_ctrl_query_qp_req *req,
 	rep->attr.cur_qp_state = qp->state;
 	rep->attr.cap = qp->cap;
 	rep->attr.port_num = 1;
-	rep->attr.sq_draining = 0;
+	/* draining: in SQD with sent requests not yet acknowledged */
+	rep->attr.sq_draining = qp->state == IBV_QPS_SQD &&
+				qp->tqp.comp.psn != qp->tqp.req.psn_max;
 	rep->cap = qp->cap;
 	rep->sq_sig_all = qp->sq_sig_all;
 	return 0;
