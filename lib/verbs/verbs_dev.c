@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "droce_wire_gid.h"
@@ -385,7 +387,49 @@ dev_alloc_pd(struct droce_client *cl, struct droce_ctrl_alloc_pd_rep *rep)
 }
 
 /*
- * Map @p length bytes at @p fd_offset of the client's memfd @p fd: *map and
+ * What the daemon maps must keep its size (a client shrinking it would
+ * fault the daemon): a memfd sealed against shrinking, or a dma-buf from
+ * udmabuf (pages of such a memfd, pinned; a dma-buf never changes size).
+ * Other exporters' dma-bufs may fault on access (eviction): refused.
+ */
+static bool
+fd_fixed_size(int fd, uint64_t *size)
+{
+	struct statfs sfs;
+	struct stat st;
+	char path[64], line[128];
+	bool udmabuf = false;
+	FILE *f;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals >= 0) {
+		if (!(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0)
+			return false;
+		*size = (uint64_t)st.st_size;
+		return true;
+	}
+	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != DMA_BUF_MAGIC)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	*size = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long v;
+		char name[32];
+
+		if (sscanf(line, "size: %llu", &v) == 1)
+			*size = v;
+		else if (sscanf(line, "exp_name: %31s", name) == 1)
+			udmabuf = strcmp(name, "udmabuf") == 0;
+	}
+	fclose(f);
+	return udmabuf && *size > 0;
+}
+
+/*
+ * Map @p length bytes at @p fd_offset of the client's memfd or udmabuf @p fd: *map and
  * *map_len for munmap(), *host for the byte at fd_offset. @return 0 or a
  * positive errno.
  */
@@ -393,17 +437,11 @@ static int
 dev_mr_map(int fd, uint64_t fd_offset, uint64_t length, void **map, uint64_t *map_len,
 	   uint8_t **host)
 {
-	uint64_t start, end;
-	struct stat st;
-	int seals;
+	uint64_t start, end, size;
 
-	if (fd < 0 || length == 0)
+	if (fd < 0 || length == 0 || !fd_fixed_size(fd, &size))
 		return EINVAL;
-	/* the client must not be able to shrink what we map (SIGBUS in the daemon) */
-	seals = fcntl(fd, F_GET_SEALS);
-	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0)
-		return EINVAL;
-	if (fd_offset > (uint64_t)st.st_size || length > (uint64_t)st.st_size - fd_offset)
+	if (fd_offset > size || length > size - fd_offset)
 		return EINVAL;
 	start = fd_offset & ~4095ull;
 	end = (fd_offset + length + 4095) & ~4095ull;

@@ -17,6 +17,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/udmabuf.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -225,6 +228,48 @@ addressing(void)
 	free(buf);
 }
 
+/* Register @p fd (16 KiB, its bytes visible at @p map) and let the peer WRITE into it. */
+static void
+dmabuf_write(int fd, const char *map, const char *what)
+{
+	struct ibv_mr *mr = ibv_reg_dmabuf_mr(vt.pd, 4096 + 512, 4096, IOVA + 512, fd, RW);
+
+	vt_check(mr != NULL && mr->length == 4096, what, "errno %d", errno);
+	if (mr != NULL) {
+		vt_check(peer(IBV_WR_RDMA_WRITE, IOVA + 512 + 8, mr->rkey, 8) == IBV_WC_SUCCESS &&
+			 map[4096 + 512 + 8] == 'p' && map[4096 + 512 + 7] == 0,
+			 "the peer's WRITE at iova + 8 lands at offset + 8 of the buffer",
+			 "failed");
+		vt_check(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr of a dma-buf MR", "failed");
+	}
+}
+
+/* A real dma-buf from /dev/udmabuf over a sealed memfd, where the kernel has it. */
+static void
+udmabuf(void)
+{
+	struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = 16384 };
+	int dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC), buf;
+	char *map;
+
+	if (dev < 0) {
+		printf("note no /dev/udmabuf here: real dma-buf registration not exercised\n");
+		return;
+	}
+	uc.memfd = (uint32_t)memfd_create("vt-udmabuf", MFD_ALLOW_SEALING);
+	vt_require((int)uc.memfd >= 0 && ftruncate((int)uc.memfd, 16384) == 0 &&
+		   fcntl((int)uc.memfd, F_ADD_SEALS, F_SEAL_SHRINK) == 0, "memfd for udmabuf");
+	buf = ioctl(dev, UDMABUF_CREATE, &uc);
+	vt_require(buf >= 0, "UDMABUF_CREATE");
+	map = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, (int)uc.memfd, 0);
+	vt_require(map != MAP_FAILED, "mmap");
+	dmabuf_write(buf, map, "ibv_reg_dmabuf_mr on a udmabuf dma-buf");
+	munmap(map, 16384);
+	close(buf);
+	close((int)uc.memfd);
+	close(dev);
+}
+
 static void
 dmabuf(void)
 {
@@ -233,23 +278,15 @@ dmabuf(void)
 	char *map;
 	struct ibv_mr *mr;
 
-	/* no /dev/udmabuf in a container: a sealed memfd is a buffer we can map too */
+	/* a sealed memfd is a buffer both sides can map, like a dma-buf */
 	vt_require(fd >= 0 && ftruncate(fd, 16384) == 0 &&
 		   fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0, "memfd");
 	map = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	vt_require(map != MAP_FAILED, "mmap");
-	mr = ibv_reg_dmabuf_mr(vt.pd, 4096 + 512, 4096, IOVA + 512, fd, RW);
-	vt_check(mr != NULL && mr->length == 4096, "ibv_reg_dmabuf_mr on a mappable descriptor",
-		 "errno %d", errno);
-	if (mr != NULL) {
-		vt_check(peer(IBV_WR_RDMA_WRITE, IOVA + 512 + 8, mr->rkey, 8) == IBV_WC_SUCCESS &&
-			 map[4096 + 512 + 8] == 'p' && map[4096 + 512 + 7] == 0,
-			 "the peer's WRITE at iova + 8 lands at offset + 8 of the buffer",
-			 "failed");
-		vt_check(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr of a dma-buf MR", "failed");
-	}
+	dmabuf_write(fd, map, "ibv_reg_dmabuf_mr on a mappable descriptor (sealed memfd)");
 	munmap(map, 16384);
 	close(fd);
+	udmabuf();
 
 	vt_require(pipe(pfd) == 0, "pipe");
 	errno = 0;
