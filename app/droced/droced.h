@@ -72,6 +72,8 @@ int droced_ctrl_listen(struct droced *d);
 int droced_port_open(struct droced *d, struct droce_dev_conf *conf);
 unsigned int droced_port_rx(struct droced *d, uint64_t now);
 void droced_port_flush(struct droced *d);
+/* Before READY: wait (boundedly) for the link, set the port's state. */
+void droced_port_settle(struct droced *d);
 /* Follow the link: the device's port state and events. Worker, every loop. */
 void droced_port_watch(struct droced *d, uint64_t now);
 void droced_port_close(struct droced *d);

@@ -127,7 +127,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "droced: device: %s\n", strerror(-ret));
 		return 1;
 	}
-	droced_port_watch(d, droce_now_ns());	/* the link's state before any client */
+	droced_port_settle(d);	/* clients (perftest) refuse a port that is not ACTIVE */
 	if (droced_ctrl_listen(d) < 0)
 		return 1;
 	droced_telemetry_init(d);

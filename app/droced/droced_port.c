@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include "droce_port.h"
@@ -20,6 +21,7 @@
 #include "droced.h"
 
 #define BURST 32
+#define LINK_SETTLE_MS	3000	/* waited for the link before READY */
 #define LINK_CHECK_NS	(100 * 1000 * 1000ull)	/* a system call on af_packet: 10 Hz */
 
 struct port_state {
@@ -88,6 +90,17 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 			  (uint64_t)info.mac[2] << 40 | 0xfffeull << 24 |
 			  (uint64_t)info.mac[3] << 16 | (uint64_t)info.mac[4] << 8 | info.mac[5];
 	return 0;
+}
+
+void
+droced_port_settle(struct droced *d)
+{
+	unsigned int i;
+
+	/* a port comes up a little after it starts (and memif only with its peer) */
+	for (i = 0; i < LINK_SETTLE_MS / 10 && !droce_port_link_up(ps.port); i++)
+		rte_delay_ms(10);
+	droce_dev_port_state(d->dev, droce_port_link_up(ps.port));
 }
 
 void
