@@ -323,7 +323,9 @@ link_connect(struct ctx *c, struct link *l)
 		die("modify qp RTR");
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;		/* 67 ms: loss under fault injection recovers quickly */
-	a.retry_cnt = 7;
+	/* 6, not 7: rxe takes retry_cnt 7 for "retry forever" (only rnr_retry 7
+	 * means that in the IBA), so a lost final NAK would hang its requester */
+	a.retry_cnt = 6;
 	a.rnr_retry = 7;
 	a.sq_psn = l->psn;
 	a.max_rd_atomic = 1;
