@@ -291,7 +291,7 @@ struct droce_tqp {
 		uint8_t rnr_left;
 		uint64_t timer;		/**< retransmit deadline, 0 if stopped */
 		uint64_t rnr_until;	/**< RNR wait deadline, 0 if none */
-		bool read_gap;		/**< a READ response gap was already retried */
+		bool read_gap;		/**< retried since the last in-sequence response */
 	} comp;
 
 	struct {			/* responder */

@@ -176,7 +176,13 @@ req_restart(struct droce_tqp *qp, uint64_t now)
 	qp->req.offset = swqe_offset_at(qp, w, qp->comp.psn);
 	qp->req.rd_atomic = 0;
 	qp->req.since_ackreq = 0;
-	qp->comp.read_gap = false;
+	/*
+	 * Responses the responder still owes from before this restart will
+	 * arrive out of sequence: they must not start another retry (which
+	 * would queue the whole READ window at the responder again). The next
+	 * in-sequence response ends that; the timer covers its loss.
+	 */
+	qp->comp.read_gap = true;
 	TQP_CNT(qp, RETRANSMITS);
 	comp_arm_timer(qp, now);
 }
@@ -344,10 +350,8 @@ comp_read_resp(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t 
 	}
 	if (pkt->psn != qp->comp.psn) {
 		TQP_CNT(qp, DROP_PSN);
-		if (droce_psn_cmp(pkt->psn, qp->comp.psn) > 0 && !qp->comp.read_gap) {
+		if (droce_psn_cmp(pkt->psn, qp->comp.psn) > 0 && !qp->comp.read_gap)
 			comp_retry(qp, now);	/* a response was lost: ask again */
-			qp->comp.read_gap = true;
-		}
 		return;
 	}
 	first_expected = w->read_done == 0;
