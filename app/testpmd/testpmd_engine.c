@@ -166,10 +166,12 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 	if (c->status != IBV_WC_SUCCESS) {
 		cnt_add(e, TP_CNT_ERRORS, 1);
 	} else {
+		/* a requester's WRITE/SEND completion carries no byte count */
+		bool counted = recv || c->opcode == IBV_WC_RDMA_READ ||
+			       c->opcode == IBV_WC_FETCH_ADD || c->opcode == IBV_WC_COMP_SWAP;
+
 		cnt_add(e, TP_CNT_MSGS, 1);
-		cnt_add(e, TP_CNT_BYTES, recv || c->opcode == IBV_WC_RDMA_READ ||
-					 c->opcode == IBV_WC_FETCH_ADD || c->opcode == IBV_WC_COMP_SWAP ?
-					 c->byte_len : e->tmpl.length);
+		cnt_add(e, TP_CNT_BYTES, counted ? c->byte_len : e->tmpl.length);
 	}
 	if (!recv && qp->outstanding > 0) {
 		qp->outstanding--;
@@ -499,14 +501,14 @@ static void
 post_one(struct tp_engine *e, struct tp_qp *qp)
 {
 	uint32_t qi = (uint32_t)(qp - e->qps);
-	uint64_t slots = e->mem_len / DROCE_MAX(e->o.size, 8u);
-	uint64_t rspan = DROCE_MAX(e->o.rlen / DROCE_MAX(e->o.size, 8u), 1u);
+	uint64_t stride = DROCE_MAX(e->o.size, 8u);	/* atomics move 8 bytes */
+	uint64_t slots = e->mem_len / stride;
+	uint64_t rspan = DROCE_MAX(e->o.rlen / stride, 1u);
 	struct droce_send_wqe *w = &e->tmpl;
 
 	w->wr_id = qp->seq;
-	w->sge[0].addr = ((qi * (uint64_t)e->o.depth + qp->seq % e->o.depth) % slots) *
-			 DROCE_MAX(e->o.size, 8u);
-	w->remote_addr = e->o.raddr + (qp->seq % rspan) * DROCE_MAX(e->o.size, 8u);
+	w->sge[0].addr = ((qi * (uint64_t)e->o.depth + qp->seq % e->o.depth) % slots) * stride;
+	w->remote_addr = e->o.raddr + (qp->seq % rspan) * stride;
 	if (e->o.mode == TP_UD)
 		w->ud.qpn = qp->tqp.attr.dest_qpn;
 	if (droce_tqp_post_send(&qp->tqp, w) == 0) {
