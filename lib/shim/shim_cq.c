@@ -471,23 +471,28 @@ shim_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ||
-	    (attr->wc_flags & ~(uint64_t)SHIM_CQ_WC_FLAGS) ||
+	if ((attr->wc_flags & ~(uint64_t)SHIM_CQ_WC_FLAGS) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
-		errno = EOPNOTSUPP;	/* parent domains, CVLAN/flow tag/TM, overrun */
+		errno = EOPNOTSUPP;	/* CVLAN/flow tag/TM, overrun */
 		return NULL;
 	}
-	if (attr->cqe == 0) {
-		errno = EINVAL;
+	if (attr->cqe == 0 ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	     (attr->parent_domain == NULL || attr->parent_domain->context != ctx ||
+	      to_spd(attr->parent_domain)->base == NULL))) {
+		errno = EINVAL;	/* parent_domain must be a parent domain of ctx */
 		return NULL;
 	}
 	cq = cq_create(ctx, attr->cqe, attr->channel, attr->comp_vector, attr->cq_context);
 	if (cq == NULL)
 		return NULL;
 	cq->wc_flags = attr->wc_flags;
-	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		cq->parent = shim_parent_get(attr->parent_domain);
+	cq->single_threaded = ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			       (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+			      shim_parent_lockless(cq->parent);
 	return &cq->cq_ex;
 }
 
@@ -517,6 +522,7 @@ shim_destroy_cq(struct ibv_cq *ibcq)
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
+	shim_parent_put(cq->parent);
 	free(cq);
 	return 0;
 }

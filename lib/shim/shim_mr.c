@@ -52,8 +52,14 @@ shim_alloc_pd(struct ibv_context *ctx)
 int
 shim_dealloc_pd(struct ibv_pd *pd)
 {
-	int ret = shim_call_destroy(to_sctx(pd->context), DROCE_CTRL_DEALLOC_PD, pd->handle);
+	struct shim_pd *spd = to_spd(pd);
+	int ret;
 
+	if (spd->base != NULL)
+		return shim_dealloc_parent_domain(spd);
+	if (atomic_load(&spd->users) != 0)
+		return EBUSY;	/* parent domains extend it */
+	ret = shim_call_destroy(to_sctx(pd->context), DROCE_CTRL_DEALLOC_PD, pd->handle);
 	if (ret == 0)
 		free(pd);
 	return ret;

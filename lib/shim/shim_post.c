@@ -15,7 +15,9 @@
  * before it are posted. A QP the engine moved to the error state still
  * accepts work: the engine completes it with IBV_WC_WR_FLUSH_ERR.
  *
- * Each ring has its own spinlock: several threads may post on one QP. The
+ * Each ring has its own spinlock: several threads may post on one QP,
+ * unless the QP was created on a parent domain with a thread domain (the
+ * application promised one thread per QP: no lock, ibv_alloc_td(3)). The
  * ibv_wr_start() .. ibv_wr_complete()/ibv_wr_abort() critical region holds
  * the SQ lock throughout; builders fill slots past the published producer
  * index, so nothing reaches the engine before ibv_wr_complete(), and an
@@ -28,6 +30,20 @@
 #include "shim_priv.h"
 
 #define OPB(op) (1u << (op))
+
+static inline void
+sq_lock(struct shim_qp *qp)
+{
+	if (!qp->lockless)
+		pthread_spin_lock(&qp->sq_lock);
+}
+
+static inline void
+sq_unlock(struct shim_qp *qp)
+{
+	if (!qp->lockless)
+		pthread_spin_unlock(&qp->sq_lock);
+}
 
 uint32_t
 shim_qp_type_opcodes(enum ibv_qp_type type)
@@ -226,7 +242,7 @@ sq_post(struct shim_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
 		*bad_wr = wr;
 		return EINVAL;	/* the SQ works from RTS on (IBA 10.8.1) */
 	}
-	pthread_spin_lock(&qp->sq_lock);
+	sq_lock(qp);
 	prod = qp->sq.head;
 	for (; wr != NULL; wr = wr->next) {
 		if (ring_full(&qp->sq, prod)) {
@@ -240,7 +256,7 @@ sq_post(struct shim_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
 	}
 	if (prod != qp->sq.head)
 		ring_publish(qp_sctx(qp), &qp->sq, prod, qp->qp.handle);
-	pthread_spin_unlock(&qp->sq_lock);
+	sq_unlock(qp);
 	if (ret != 0)
 		*bad_wr = wr;
 	return ret;
@@ -284,7 +300,8 @@ rq_post(struct shim_context *sctx, struct shim_ring *ring, pthread_spinlock_t *l
 	uint32_t prod;
 	int ret = 0, i;
 
-	pthread_spin_lock(lock);
+	if (lock != NULL)
+		pthread_spin_lock(lock);
 	prod = ring->head;
 	for (; wr != NULL; wr = wr->next) {
 		struct droce_shm_rwqe *w;
@@ -310,7 +327,8 @@ rq_post(struct shim_context *sctx, struct shim_ring *ring, pthread_spinlock_t *l
 	}
 	if (prod != ring->head)
 		ring_publish(sctx, ring, prod, handle);
-	pthread_spin_unlock(lock);
+	if (lock != NULL)
+		pthread_spin_unlock(lock);
 	if (ret != 0)
 		*bad_wr = wr;
 	return ret;
@@ -325,7 +343,7 @@ shim_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 		*bad_wr = wr;
 		return EINVAL;	/* receives go to the SRQ; RESET takes none */
 	}
-	return rq_post(qp_sctx(qp), &qp->rq, &qp->rq_lock, ibqp->handle,
+	return rq_post(qp_sctx(qp), &qp->rq, qp->lockless ? NULL : &qp->rq_lock, ibqp->handle,
 		       max_sge(qp->cap.max_recv_sge), wr, bad_wr);
 }
 
@@ -334,8 +352,8 @@ shim_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_rec
 {
 	struct shim_srq *srq = to_ssrq(ibsrq);
 
-	return rq_post(to_sctx(ibsrq->context), &srq->ring, &srq->lock, ibsrq->handle,
-		       max_sge(srq->max_sge), wr, bad_wr);
+	return rq_post(to_sctx(ibsrq->context), &srq->ring, srq->lockless ? NULL : &srq->lock,
+		       ibsrq->handle, max_sge(srq->max_sge), wr, bad_wr);
 }
 
 /* ---- ibv_qp_ex: work-request builders ---- */
@@ -393,7 +411,7 @@ wr_start(struct ibv_qp_ex *x)
 {
 	struct shim_qp *qp = xqp(x);
 
-	pthread_spin_lock(&qp->sq_lock);
+	sq_lock(qp);
 	qp->wr_prod = qp->sq.head;
 	qp->wr_cur = NULL;
 	qp->wr_err = 0;
@@ -410,7 +428,7 @@ wr_complete(struct ibv_qp_ex *x)
 	if (ret == 0 && qp->wr_prod != qp->sq.head)
 		ring_publish(qp_sctx(qp), &qp->sq, qp->wr_prod, qp->qp.handle);
 	qp->wr_cur = NULL;
-	pthread_spin_unlock(&qp->sq_lock);
+	sq_unlock(qp);
 	return ret;
 }
 
@@ -420,7 +438,7 @@ wr_abort(struct ibv_qp_ex *x)
 	struct shim_qp *qp = xqp(x);
 
 	qp->wr_cur = NULL;	/* slots past sq.head were never published */
-	pthread_spin_unlock(&qp->sq_lock);
+	sq_unlock(qp);
 }
 
 static void

@@ -106,8 +106,22 @@ to_sctx(struct ibv_context *ctx)
 
 /* ---- objects ---- */
 
+struct shim_td {
+	struct ibv_td td;
+	_Atomic unsigned int users;	/* parent domains holding it */
+};
+
+/*
+ * A PD, or a parent domain: then pd.handle is its base PD's, so every verb
+ * that sends a PD to the daemon works unchanged, and objects created on it
+ * with a thread domain take no locks (ibv_alloc_td(3)).
+ */
 struct shim_pd {
 	struct ibv_pd pd;
+	struct shim_pd *base;		/* parent domain: the PD it extends; else NULL */
+	struct shim_td *td;		/* parent domain's thread domain, or NULL */
+	void *pd_context;		/* IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT */
+	_Atomic unsigned int users;	/* PD: parent domains on it; parent: QPs, CQs, SRQs */
 };
 
 struct shim_mr {
@@ -137,7 +151,8 @@ struct shim_cq {
 	};
 	struct shim_ring ring;
 	pthread_spinlock_t lock;
-	bool single_threaded;		/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no lock */
+	bool single_threaded;		/* SINGLE_THREADED or a thread domain: no lock */
+	struct shim_pd *parent;		/* ibv_cq_init_attr_ex.parent_domain, or NULL */
 	uint64_t wc_flags;		/* ibv_create_cq_ex: what read_* may report */
 	/* ibv_start_poll() .. ibv_end_poll() */
 	struct droce_shm_cqe cur;	/* copy of the entry being read */
@@ -152,6 +167,8 @@ struct shim_srq {
 	struct ibv_srq srq;
 	struct shim_ring ring;
 	pthread_spinlock_t lock;
+	struct shim_pd *parent;		/* created on a parent domain, or NULL */
+	bool lockless;			/* ... with a thread domain: lock not taken */
 	uint32_t max_sge;
 	uint32_t events_got;
 };
@@ -168,6 +185,8 @@ struct shim_qp {
 	struct shim_ring rq;		/* r == NULL with an SRQ */
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
+	struct shim_pd *parent;		/* created on a parent domain, or NULL */
+	bool lockless;			/* ... with a thread domain: locks not taken */
 	struct ibv_qp_cap cap;		/* granted */
 	uint32_t max_inline;		/* min(cap.max_inline_data, DROCE_SHM_MAX_INLINE) */
 	uint64_t send_ops_flags;
@@ -183,6 +202,7 @@ static inline struct shim_cq *to_scq(struct ibv_cq *cq) { return (struct shim_cq
 static inline struct shim_qp *to_sqp(struct ibv_qp *qp) { return (struct shim_qp *)qp; }
 static inline struct shim_srq *to_ssrq(struct ibv_srq *srq) { return (struct shim_srq *)srq; }
 static inline struct shim_mr *to_smr(struct ibv_mr *mr) { return (struct shim_mr *)mr; }
+static inline struct shim_pd *to_spd(struct ibv_pd *pd) { return (struct shim_pd *)pd; }
 
 /* ---- shim_device.c ---- */
 
@@ -262,6 +282,29 @@ int shim_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, s
 		  int access);
 struct ibv_mw *shim_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int shim_dealloc_mw(struct ibv_mw *mw);
+
+/* ---- shim_domain.c ---- */
+
+struct ibv_td *shim_alloc_td(struct ibv_context *ctx, struct ibv_td_init_attr *attr);
+int shim_dealloc_td(struct ibv_td *td);
+struct ibv_pd *shim_alloc_parent_domain(struct ibv_context *ctx,
+					struct ibv_parent_domain_init_attr *attr);
+/** ibv_dealloc_pd() of a parent domain: EBUSY while objects were created on it. */
+int shim_dealloc_parent_domain(struct shim_pd *parent);
+/**
+ * An object is being created on @p pd: if it is a parent domain, count the
+ * object and return it (the object's creator keeps it for shim_parent_put()),
+ * else NULL.
+ */
+struct shim_pd *shim_parent_get(struct ibv_pd *pd);
+void shim_parent_put(struct shim_pd *parent);
+
+/** Objects created on @p parent (from shim_parent_get()) take no locks. */
+static inline bool
+shim_parent_lockless(const struct shim_pd *parent)
+{
+	return parent != NULL && parent->td != NULL;
+}
 
 /* ---- shim_cq.c ---- */
 

@@ -47,6 +47,7 @@ qp_type_send_ops(enum ibv_qp_type type)
 static void
 qp_free(struct shim_qp *qp)
 {
+	shim_parent_put(qp->parent);
 	shim_ring_unmap(&qp->sq);
 	shim_ring_unmap(&qp->rq);
 	pthread_spin_destroy(&qp->sq_lock);
@@ -96,6 +97,8 @@ shim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 	}
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	qp->parent = shim_parent_get(attr->pd);
+	qp->lockless = shim_parent_lockless(qp->parent);
 
 	req = (struct droce_ctrl_create_qp_req){
 		.pd_handle = attr->pd->handle,
@@ -275,6 +278,8 @@ shim_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
 		errno = ENOMEM;
 		return NULL;
 	}
+	srq->parent = shim_parent_get(attr->pd);
+	srq->lockless = shim_parent_lockless(srq->parent);
 	req = (struct droce_ctrl_create_srq_req){ .pd_handle = attr->pd->handle,
 						  .attr = attr->attr };
 	ret = shim_call(sctx, DROCE_CTRL_CREATE_SRQ, &req, sizeof(req), NULL, 0, &rep, sizeof(rep),
@@ -304,6 +309,7 @@ err_destroy:
 	shim_ring_unmap(&srq->ring);
 	(void)shim_call_destroy(sctx, DROCE_CTRL_DESTROY_SRQ, rep.srq_handle);
 err_free:
+	shim_parent_put(srq->parent);
 	free(srq);
 	errno = ret;
 	return NULL;
@@ -366,6 +372,7 @@ shim_destroy_srq(struct ibv_srq *ibsrq)
 	pthread_spin_destroy(&srq->lock);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	pthread_cond_destroy(&ibsrq->cond);
+	shim_parent_put(srq->parent);
 	free(srq);
 	return 0;
 }

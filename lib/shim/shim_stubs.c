@@ -149,31 +149,6 @@ op_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
 	return EOPNOTSUPP;
 }
 
-static struct ibv_pd *
-op_alloc_parent_domain(struct ibv_context *ctx, struct ibv_parent_domain_init_attr *attr)
-{
-	(void)ctx;
-	(void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-static int
-op_dealloc_td(struct ibv_td *td)
-{
-	(void)td;
-	return EOPNOTSUPP;
-}
-
-static struct ibv_td *
-op_alloc_td(struct ibv_context *ctx, struct ibv_td_init_attr *attr)
-{
-	(void)ctx;
-	(void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
 static int
 op_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
 {
@@ -338,9 +313,9 @@ shim_ops_init(struct verbs_context *v)
 	v->destroy_flow_action = op_destroy_flow_action;
 	v->create_flow_action_esp = op_create_flow_action_esp;
 	v->modify_qp_rate_limit = op_modify_qp_rate_limit;
-	v->alloc_parent_domain = op_alloc_parent_domain;
-	v->dealloc_td = op_dealloc_td;
-	v->alloc_td = op_alloc_td;
+	v->alloc_parent_domain = shim_alloc_parent_domain;
+	v->dealloc_td = shim_dealloc_td;
+	v->alloc_td = shim_alloc_td;
 	v->modify_cq = shim_modify_cq;
 	v->post_srq_ops = op_post_srq_ops;
 	v->destroy_rwq_ind_table = op_destroy_rwq_ind_table;

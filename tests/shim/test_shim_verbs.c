@@ -776,8 +776,21 @@ test_refusals(struct ibv_context *ctx, struct ibv_pd *pd)
 	CHECK(ibv_create_cq(ctx, 0, NULL, NULL, 0) == NULL && errno == EINVAL, "cqe 0");
 	CHECK(ibv_resize_cq(cq, 8) == EOPNOTSUPP, "resize_cq");
 	errno = 0;
-	CHECK(ibv_alloc_td(ctx, &(struct ibv_td_init_attr){ 0 }) == NULL && errno == EOPNOTSUPP,
-	      "alloc_td");
+	CHECK(ibv_alloc_td(ctx, &(struct ibv_td_init_attr){ .comp_mask = 1 }) == NULL &&
+	      errno == EINVAL, "alloc_td: unknown comp_mask");
+	{
+		struct ibv_td *td = ibv_alloc_td(ctx, &(struct ibv_td_init_attr){ 0 });
+		struct ibv_pd *pdom = NULL;
+
+		CHECK(td != NULL, "alloc_td");
+		if (td != NULL)
+			pdom = ibv_alloc_parent_domain(ctx, &(struct ibv_parent_domain_init_attr){
+							    .pd = pd, .td = td });
+		CHECK(pdom != NULL && pdom->handle == pd->handle, "parent domain: the PD's handle");
+		CHECK(td == NULL || ibv_dealloc_td(td) == EBUSY, "dealloc_td: held");
+		CHECK(pdom == NULL || ibv_dealloc_pd(pdom) == 0, "dealloc parent domain");
+		CHECK(td == NULL || ibv_dealloc_td(td) == 0, "dealloc_td");
+	}
 	errno = 0;
 	CHECK(ibv_open_xrcd(ctx, &(struct ibv_xrcd_init_attr){ 0 }) == NULL, "open_xrcd");
 	{
