@@ -44,6 +44,9 @@ boot() {	# extra environment for rxe-vm.sh (RXE_MTU=...)
 	gid=$("$R" gid vm1 | tail -n 1)
 }
 droced_start() {	# extra droced options
+	# emptied here, not by the redirection: that happens in the child, after
+	# the wait below may already have read the last run's READY
+	: >"$dlog"
 	ip netns exec rxe "$build/app/droced/droced" --no-pci --no-huge -m 512 \
 		--file-prefix droce-interop -- --iface rxehost --ip 10.77.0.100/24 \
 		--socket "$sock" --idle sleep "$@" >"$dlog" 2>&1 &
