@@ -357,6 +357,12 @@ void droce_tqp_timer(struct droce_tqp *qp, uint64_t now);
 bool droce_tqp_has_work(const struct droce_tqp *qp);
 
 /**
+ * True when no message is under way: each one begun is sent whole and, on
+ * RC, acknowledged. In SQD that is "drained" (IBA 10.8.1, SQ Drained event).
+ */
+bool droce_tqp_sq_drained(const struct droce_tqp *qp);
+
+/**
  * Assemble a whole frame for a packet handed to droce_tr_ops.xmit: headers
  * from @p pkt, the payload gathered from @p iov, zero pad, ICRC.
  * @return the frame length, or -ENOSPC if @p cap is too small.

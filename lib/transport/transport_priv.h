@@ -31,6 +31,20 @@ wr_is_local(uint32_t op)
 	return op == IBV_WR_LOCAL_INV || op == IBV_WR_BIND_MW;
 }
 
+/*
+ * Whether the requester may send now. RTS: yes. SQD (IBA 10.8.1): only the
+ * message under way -- first packets or resent ones -- never a new one.
+ */
+static inline bool
+req_may_send(const struct droce_tqp *qp)
+{
+	if (qp->state == DROCE_TQP_RTS)
+		return true;
+	return qp->state == DROCE_TQP_SQD && qp->req.idx != qp->sq_post &&
+	       (qp->req.offset != 0 ||
+		qp->sq[qp->req.idx & (qp->sq_size - 1)].state != DROCE_SWQE_POSTED);
+}
+
 /* PSNs a message of @len bytes occupies at path MTU @mtu (at least one). */
 static inline uint32_t
 tqp_npsn(uint32_t len, uint32_t mtu)

@@ -171,7 +171,17 @@ droce_tqp_has_work(const struct droce_tqp *qp)
 {
 	if (qp->resp.ack_pending || qp->resp.res_pending > 0)
 		return true;
-	return qp->req.idx != qp->sq_post && qp->comp.rnr_until == 0;
+	return qp->req.idx != qp->sq_post && qp->comp.rnr_until == 0 &&
+	       req_may_send(qp);
+}
+
+bool
+droce_tqp_sq_drained(const struct droce_tqp *qp)
+{
+	if (qp->req.offset != 0)
+		return false;	/* a message is only partly sent */
+	/* RC: and every message sent was acknowledged (and retired) */
+	return qp->attr.type != IBV_QPT_RC || qp->comp.idx == qp->req.idx;
 }
 
 void

@@ -591,9 +591,9 @@ req_poll(struct droce_tqp *qp, uint64_t now, unsigned int budget)
 {
 	unsigned int sent = 0;
 
-	if (qp->state != DROCE_TQP_RTS || qp->comp.rnr_until != 0)
+	if (!req_may_send(qp) || qp->comp.rnr_until != 0)
 		return 0;
-	while (sent < budget && qp->req.idx != qp->sq_post && qp->state == DROCE_TQP_RTS) {
+	while (sent < budget && qp->req.idx != qp->sq_post && req_may_send(qp)) {
 		struct droce_tqp_swqe *w = tqp_swqe(qp, qp->req.idx);
 		uint32_t op = w->wr.opcode;
 

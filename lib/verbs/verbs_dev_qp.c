@@ -292,15 +292,38 @@ rq_flush(struct dev_qp *qp)
 	}
 }
 
+/*
+ * The QP has entered the error state (the transport's ERR is set): tell the
+ * client's posting side, flush the receive queue, and for a QP on an SRQ
+ * raise Last WQE Reached -- it will take no more WQEs from the SRQ
+ * (IBA 10.3.1, 11.6.3).
+ */
+static void
+qp_entered_error(struct dev_qp *qp)
+{
+	qp->state = IBV_QPS_ERR;
+	qp->sqd_notify = false;
+	atomic_store_explicit(&qp->sq.r->error, 1, memory_order_release);
+	rq_flush(qp);
+	if (qp->srq != NULL)
+		dev_async_event(qp->o.cl, IBV_EVENT_QP_LAST_WQE_REACHED, qp->o.handle);
+}
+
 static void
 ops_qp_error(void *ctx, struct droce_tqp *t)
 {
-	struct dev_qp *qp = tqp_to_qp(t);
-
 	(void)ctx;
-	qp->state = IBV_QPS_ERR;
-	atomic_store_explicit(&qp->sq.r->error, 1, memory_order_release);
-	rq_flush(qp);
+	qp_entered_error(tqp_to_qp(t));
+}
+
+/* SQD entered with en_sqd_async_notify: SQ Drained once nothing is under way. */
+static void
+qp_check_drained(struct dev_qp *qp)
+{
+	if (qp->sqd_notify && qp->state == IBV_QPS_SQD && droce_tqp_sq_drained(&qp->tqp)) {
+		qp->sqd_notify = false;
+		dev_async_event(qp->o.cl, IBV_EVENT_SQ_DRAINED, qp->o.handle);
+	}
 }
 
 const struct droce_tr_ops dev_tr_ops = {
@@ -553,12 +576,15 @@ dev_modify_qp(struct droce_client *cl, const struct droce_ctrl_modify_qp_req *re
 		qp->state = next;
 		droce_tqp_set_state(&qp->tqp, tqp_state(next), qp->attr.sq_psn, qp->attr.rq_psn);
 		qp_activate(dev, qp);
-		if (next == IBV_QPS_ERR) {
-			atomic_store_explicit(&qp->sq.r->error, 1, memory_order_release);
-			rq_flush(qp);
-		}
+		if (next == IBV_QPS_ERR)
+			qp_entered_error(qp);
 		dev_qp_drain(dev, qp, 0);	/* WQEs posted before RTS may go now */
 	}
+	if (next != IBV_QPS_SQD)
+		qp->sqd_notify = false;
+	else if ((m & IBV_QP_EN_SQD_ASYNC_NOTIFY) && a->en_sqd_async_notify)
+		qp->sqd_notify = true;
+	qp_check_drained(qp);	/* nothing under way: at once */
 	return 0;
 }
 
@@ -576,9 +602,7 @@ dev_query_qp(struct droce_client *cl, const struct droce_ctrl_query_qp_req *req,
 	rep->attr.cur_qp_state = qp->state;
 	rep->attr.cap = qp->cap;
 	rep->attr.port_num = 1;
-	/* draining: in SQD with sent requests not yet acknowledged */
-	rep->attr.sq_draining = qp->state == IBV_QPS_SQD &&
-				qp->tqp.comp.psn != qp->tqp.req.psn_max;
+	rep->attr.sq_draining = qp->state == IBV_QPS_SQD && !droce_tqp_sq_drained(&qp->tqp);
 	rep->cap = qp->cap;
 	rep->sq_sig_all = qp->sq_sig_all;
 	return 0;
@@ -893,6 +917,7 @@ droce_dev_poll(struct droce_dev *dev, uint64_t now)
 		struct dev_qp *qp = dev->active[i];
 
 		work += droce_tqp_poll(&qp->tqp, now, 32);
+		qp_check_drained(qp);	/* an ACK received activates the QP */
 		if (droce_tqp_has_work(&qp->tqp))
 			dev->active[keep++] = qp;
 		else

@@ -8,7 +8,9 @@
  * once when the SRQ drops below its limit (then the limit reads 0),
  * IBV_EVENT_CQ_ERR on an overrun CQ, each with its element, read in
  * non-blocking mode as the man page's example does; destroying an object
- * after its event is acknowledged; IBV_EVENT_PORT_ERR and
+ * after its event is acknowledged; IBV_EVENT_SQ_DRAINED (SQD with
+ * en_sqd_async_notify), IBV_EVENT_QP_LAST_WQE_REACHED (a QP on an SRQ
+ * entering ERR); IBV_EVENT_PORT_ERR and
  * IBV_EVENT_PORT_ACTIVE when the driver takes its daemon's interface down
  * and up again (the port's state follows), last because it disturbs the
  * link. QP fatal events need a corrupted ring
@@ -134,6 +136,87 @@ cq_overrun(void)
 		 "ibv_destroy_cq after its event was acknowledged", "failed");
 }
 
+/*
+ * IBV_EVENT_SQ_DRAINED: SQD entered with en_sqd_async_notify raises it once
+ * nothing is under way (at once here: the WRITE before was acknowledged);
+ * without the flag, nothing. A WR posted in SQD waits for RTS.
+ */
+static void
+sq_drained(void)
+{
+	struct vt_pair p = vt_pair(IBV_QPT_RC, 0);
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_SQD };
+	struct ibv_sge sge = { (uintptr_t)lmr->addr, 8, lmr->lkey };
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { rmr.addr + 512, rmr.rkey } }, *bad;
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+	uint8_t got[8];
+
+	vt_require(ibv_modify_qp(p.qp, &m, IBV_QP_STATE) == 0, "SQD");
+	vt_check(!async(&ev, 300), "SQD without en_sqd_async_notify: no event", "event %d",
+		 ev.event_type);
+	m.qp_state = IBV_QPS_RTS;
+	vt_require(ibv_modify_qp(p.qp, &m, IBV_QP_STATE) == 0, "back to RTS");
+	vt_require(vt_post_wait(p.qp, &wr) == IBV_WC_SUCCESS, "a WRITE");
+	m.qp_state = IBV_QPS_SQD;
+	m.en_sqd_async_notify = 1;
+	vt_check(ibv_modify_qp(p.qp, &m, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY) == 0 &&
+		 async(&ev, VT_WAIT_MS) && ev.event_type == IBV_EVENT_SQ_DRAINED &&
+		 ev.element.qp == p.qp,
+		 "SQD with en_sqd_async_notify, nothing under way: IBV_EVENT_SQ_DRAINED for the QP",
+		 "none or wrong (%d)", ev.event_type);
+	ibv_ack_async_event(&ev);
+
+	memset(lmr->addr, 0x42, 8);
+	vt_require(ibv_post_send(p.qp, &wr, &bad) == 0, "post_send in SQD");
+	vt_check(!vt_wait(p.cq, &wc, 300), "a WR posted in SQD does not start", "completed");
+	vt_remote_read(rmr.id, 512, got, sizeof(got));
+	vt_check(got[0] != 0x42, "nothing of it reached the peer", "it did");
+	m.qp_state = IBV_QPS_RTS;
+	vt_check(ibv_modify_qp(p.qp, &m, IBV_QP_STATE) == 0 && vt_wait(p.cq, &wc, VT_WAIT_MS) &&
+		 wc.status == IBV_WC_SUCCESS, "SQD -> RTS: it goes", "status %d", wc.status);
+	vt_remote_read(rmr.id, 512, got, sizeof(got));
+	vt_check(got[0] == 0x42, "and reaches the peer", "got %02x", got[0]);
+	vt_check(!async(&ev, 200), "one SQ_DRAINED per drain", "event %d", ev.event_type);
+	vt_check(ibv_destroy_qp(p.qp) == 0, "ibv_destroy_qp after its event was acknowledged",
+		 "failed");
+}
+
+/* IBV_EVENT_QP_LAST_WQE_REACHED: a QP on an SRQ entering the error state; others: none. */
+static void
+last_wqe(void)
+{
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(vt.pd, &sia);
+	struct ibv_cq *cq = vt_cq(8);
+	struct ibv_qp_init_attr qia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev;
+	struct ibv_qp *qp, *plain;
+
+	vt_require(srq != NULL, "create_srq");
+	qp = ibv_create_qp(vt.pd, &qia);
+	vt_require(qp != NULL, "create_qp on the SRQ");
+	(void)vt_remote_qp(qp);
+	vt_check(ibv_modify_qp(qp, &m, IBV_QP_STATE) == 0 && async(&ev, VT_WAIT_MS) &&
+		 ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED && ev.element.qp == qp,
+		 "a QP on an SRQ moved to ERR: IBV_EVENT_QP_LAST_WQE_REACHED for it",
+		 "none or wrong (%d)", ev.event_type);
+	ibv_ack_async_event(&ev);
+	plain = vt_qp(IBV_QPT_RC, cq);
+	(void)vt_remote_qp(plain);
+	vt_check(ibv_modify_qp(plain, &m, IBV_QP_STATE) == 0 && !async(&ev, 300),
+		 "a QP without an SRQ moved to ERR: no event", "event %d", ev.event_type);
+	vt_check(ibv_destroy_qp(qp) == 0 && ibv_destroy_qp(plain) == 0 &&
+		 ibv_destroy_srq(srq) == 0 && ibv_destroy_cq(cq) == 0,
+		 "destroyed after the event was acknowledged", "failed");
+}
+
 /* The interface holding the IPv4 address of our GID (in this namespace). */
 static bool
 gid_iface(char name[IFNAMSIZ])
@@ -230,6 +313,8 @@ drive(void)
 	}
 	srq_limit();
 	cq_overrun();
+	sq_drained();
+	last_wqe();
 	port_events();
 }
 

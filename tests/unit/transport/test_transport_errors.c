@@ -6,7 +6,7 @@
  * Error paths: RNR (the requester waits the advertised delay, retries,
  * exhausts), protection (NAK remote access error on the wire, error
  * completion, target untouched), retry exhaustion, one NAK per PSN gap,
- * flushing on the error state, CQ overflow.
+ * flushing on the error state, CQ overflow, the fence, SQD's drain.
  */
 
 #include <errno.h>
@@ -407,6 +407,62 @@ START_TEST(test_fence_holds_a_send_until_earlier_reads_complete)
 }
 END_TEST
 
+static bool
+all_sent(struct sim *sim, void *arg)
+{
+	(void)sim;
+	return ((struct wire_log *)arg)->requests >= 10;
+}
+
+/* IBA 10.8.1: in SQD the message under way finishes, resent as needed; none begins. */
+START_TEST(test_sqd_finishes_the_message_under_way_and_starts_none)
+{
+	struct droce_tqp *qp;
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_send_wqe w;
+	struct droce_cqe c;
+	unsigned int sent;
+
+	pair_setup(&p, &log);
+	qp = &p.sim->node[0].qp[0];
+	/* a 10-packet WRITE whose second packet is lost: resent after the drain began */
+	log.drop_psn = droce_psn_add(qp->req.psn, 1);
+	log.drop_armed = true;
+	w = test_wqe(IBV_WR_RDMA_WRITE, 1, p.buf[0], 10 * 1024, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
+	w.rkey = p.key[1];
+	droce_tqp_post_send(qp, &w);
+	sim_run(p.sim, all_sent, &log, 1000000000ull);
+	droce_tqp_set_state(qp, DROCE_TQP_SQD, 0, 0);
+	ck_assert(!droce_tqp_sq_drained(qp));
+	w = test_wqe(IBV_WR_RDMA_WRITE, 2, p.buf[0] + 16384, 100, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 16384;
+	w.rkey = p.key[1];
+	droce_tqp_post_send(qp, &w);
+
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.wr_id, 1);
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_mem_eq(p.buf[1], p.buf[0], 10 * 1024);
+	ck_assert(droce_tqp_sq_drained(qp));
+	/* the second WRITE waits for RTS: nothing more on the wire, no completion */
+	sent = log.requests;
+	ck_assert(!test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert_uint_eq(log.requests, sent);
+	ck_assert(!droce_tqp_has_work(qp));
+
+	droce_tqp_set_state(qp, DROCE_TQP_RTS, 0, 0);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.wr_id, 2);
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert_mem_eq(p.buf[1] + 16384, p.buf[0] + 16384, 100);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 TCase *
 tcase_transport_errors(void)
 {
@@ -423,5 +479,6 @@ tcase_transport_errors(void)
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);
 	tcase_add_test(tc, test_cq_overflow_moves_qp_to_error);
 	tcase_add_loop_test(tc, test_fence_holds_a_send_until_earlier_reads_complete, 0, 2);
+	tcase_add_test(tc, test_sqd_finishes_the_message_under_way_and_starts_none);
 	return tc;
 }
