@@ -77,24 +77,39 @@ fail=0
 # rxe serves, droce is the client. Name, droce's command stem, gid flag,
 # and the guest's stem when it differs (our programs: /host/...).
 as_client() {
-	j=$("$R" spawn vm1 "${4:-$2} -d rxe0 $3 $gid")
-	sleep 2
-	timeout 300 $DR $2 -d droce0 $3 1 10.77.0.1 >$out.c 2>&1
-	c=$?
-	"$R" wait -t 300 vm1 "$j" >$out.s 2>&1
-	s=$?
+	for try in 1 2; do
+		j=$("$R" spawn vm1 "${4:-$2} -d rxe0 $3 $gid")
+		sleep 2
+		timeout 300 $DR $2 -d droce0 $3 1 10.77.0.1 >$out.c 2>&1
+		c=$?
+		"$R" wait -t 300 vm1 "$j" >$out.s 2>&1
+		s=$?
+		again "$1 (droce client)" $try $c $s || break
+	done
 	report "$1 (droce client)" $c $s
 }
 # droce serves, rxe is the client
 as_server() {
-	$DR timeout 300 $2 -d droce0 $3 1 >$out.s 2>&1 &
-	sp=$!
-	sleep 1.5
-	"$R" exec -t 300 vm1 "${4:-$2} -d rxe0 $3 $gid 10.77.0.100" >$out.c 2>&1
-	c=$?
-	wait $sp
-	s=$?
+	for try in 1 2; do
+		$DR timeout 300 $2 -d droce0 $3 1 >$out.s 2>&1 &
+		sp=$!
+		sleep 1.5
+		"$R" exec -t 300 vm1 "${4:-$2} -d rxe0 $3 $gid 10.77.0.100" >$out.c 2>&1
+		c=$?
+		wait $sp
+		s=$?
+		again "$1 (droce server)" $try $c $s || break
+	done
 	report "$1 (droce server)" $c $s
+}
+# Once more, and said so, only when the first try failed in perftest's TCP
+# key exchange, which reads each message with one read(2) and fails on a
+# short one (seen once in CI after a complete run, on the TCG guest's side).
+again() {	# name try client-exit server-exit
+	[ "$2" = 1 ] && [ "$3$4" != 00 ] || return 1
+	grep -qE "Couldn't read remote address|Unable to read (from|to) socket" $out.c $out.s ||
+		return 1
+	echo "     $1: perftest's TCP key exchange failed (client exit $3, server exit $4): once more"
 }
 both() {
 	as_client "$@"
