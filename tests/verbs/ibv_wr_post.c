@@ -538,6 +538,35 @@ batch_rules(void)
 	vt_check(ibv_wr_complete(p.x) == EINVAL, "too many SGEs: ibv_wr_complete is EINVAL",
 		 "not EINVAL");
 
+	/* builders droce does not offer (TSO, ATOMIC_WRITE, XRC) fail the batch they are in */
+	{
+		static const char *const name[] = {
+			"ibv_wr_send_tso fails the batch (EOPNOTSUPP), the WRITE before it unposted",
+			"ibv_wr_atomic_write fails the batch (EOPNOTSUPP), the WRITE before it unposted",
+			"ibv_wr_set_xrc_srqn fails the batch (EOPNOTSUPP), the WRITE before it unposted",
+		};
+		uint8_t hdr[64] = { 0 }, val[8] = { 0 };
+
+		for (i = 0; i < 3; i++) {
+			memset(lbuf(0), 'T', 16);
+			ibv_wr_start(p.x);
+			p.x->wr_id = 63;
+			p.x->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_rdma_write(p.x, rmr.rkey, rmr.addr + 6300);
+			ibv_wr_set_sge(p.x, lmr->lkey, (uintptr_t)lbuf(0), 16);
+			if (i == 0) {
+				ibv_wr_send_tso(p.x, hdr, sizeof(hdr), 1000);
+			} else if (i == 1) {
+				ibv_wr_atomic_write(p.x, rmr.rkey, rmr.addr + 6400, val);
+			} else {
+				ibv_wr_send(p.x);
+				ibv_wr_set_xrc_srqn(p.x, 1);
+			}
+			vt_check(ibv_wr_complete(p.x) == EOPNOTSUPP && !vt_wait(p.cq, &wc[0], 200) &&
+				 remote_bytes(6300, zero, 16), name[i], "posted or another error");
+		}
+	}
+
 	/* ibv_post_send() and the builders interleave on one QP */
 	{
 		struct ibv_sge sge = { (uintptr_t)lbuf(0), 4, lmr->lkey };
