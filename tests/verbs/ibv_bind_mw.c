@@ -7,7 +7,8 @@
  * driver's memory, used by the agent (the remote peer) through RDMA WRITE
  * and READ: range, access flags, ZERO_BASED, the MR's own rights,
  * invalidation by LOCAL_INV, SEND_WITH_INV, rebinding and ibv_dealloc_mw,
- * ibv_dereg_mr while bound. An access error breaks the pair, so each such
+ * ibv_dereg_mr while bound, the page's send_flags and notes (unsignaled
+ * binds, ordering, FENCE, atomic windows). An access error breaks the pair, so each such
  * check takes a fresh one.
  */
 
@@ -199,6 +200,88 @@ mr_rights(void)
 	ibv_dealloc_mw(mw);
 }
 
+/*
+ * The page's flags and notes: an unsignaled bind (sq_sig_all 0) leaves no
+ * CQE yet is done before a later WR of the same QP completes (so a SEND of
+ * the new R_Key after it is safe); IBV_SEND_FENCE; REMOTE_ATOMIC windows
+ * (local write on the MR needed); a window with no access at all.
+ */
+static void
+flags_and_notes(void)
+{
+	struct ibv_mr *ronly = vt_mr(4096, IBV_ACCESS_MW_BIND | IBV_ACCESS_REMOTE_READ);
+	struct ibv_mw *mw = ibv_alloc_mw(vt.pd, IBV_MW_TYPE_1);
+	struct vt_pair p = vt_pair(IBV_QPT_RC, 0);
+	struct ibv_mw_bind b = {
+		.wr_id = 0xb0, .send_flags = 0,
+		.bind_info = { .mr = mr, .addr = (uintptr_t)at(13312), .length = 256,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+	};
+	struct ibv_sge sge = { (uintptr_t)at(0), 8, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x5e, .opcode = IBV_WR_RDMA_WRITE, .sg_list = &sge,
+				  .num_sge = 1, .wr.rdma = { rmr.addr + 1024, rmr.rkey } };
+	struct ibv_wc wc;
+	uint64_t counter;
+	int st;
+
+	vt_require(mw != NULL, "alloc_mw");
+	vt_remote_fill(rmr.id, 0, 64, 'n');
+	vt_check(ibv_bind_mw(p.qp, mw, &b) == 0 && vt_post_wait(p.qp, &wr) == IBV_WC_SUCCESS,
+		 "an unsignaled bind is posted, the WRITE after it completes", "failed");
+	vt_check(ibv_poll_cq(p.cq, 1, &wc) == 0 && !vt_wait(p.cq, &wc, 200),
+		 "the unsignaled bind left no CQE (sq_sig_all 0)", "wr_id %#llx",
+		 (unsigned long long)wc.wr_id);
+	vt_check(agent_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)at(13312), mw->rkey, 16) ==
+		 IBV_WC_SUCCESS && at(13312)[0] == 'n',
+		 "the bind was done before the later WR completed: its R_Key works", "failed");
+
+	b.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	b.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_ATOMIC;
+	b.bind_info.addr = (uintptr_t)at(13568);
+	memset(at(13568), 0, 8);
+	vt_check(ibv_bind_mw(p.qp, mw, &b) == 0 && vt_wait(p.cq, &wc, VT_WAIT_MS) &&
+		 wc.wr_id == 0xb0 && wc.status == IBV_WC_SUCCESS,
+		 "a bind with IBV_SEND_FENCE | IBV_SEND_SIGNALED completes", "failed");
+	vt_check(agent_rdma(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)at(13568), mw->rkey, 8) ==
+		 IBV_WC_SUCCESS && (memcpy(&counter, at(13568), 8), counter == 1),
+		 "a REMOTE_ATOMIC window takes the peer's FETCH_AND_ADD", "failed");
+	vt_check(agent_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)at(13568), mw->rkey, 8) ==
+		 IBV_WC_REM_ACCESS_ERR, "... and nothing else (no REMOTE_WRITE)", "accepted");
+
+	p = vt_pair(IBV_QPT_RC, 0);
+	st = bind1(&p, mw, ronly, 0, 64, IBV_ACCESS_REMOTE_ATOMIC);
+	vt_check(st != IBV_WC_SUCCESS,
+		 "a REMOTE_ATOMIC window needs local write on the MR: bind fails", "bound");
+
+	p = vt_pair(IBV_QPT_RC, 0);
+	vt_check(bind1(&p, mw, mr, 13312, 256, 0) == IBV_WC_SUCCESS &&
+		 agent_rdma(&p, IBV_WR_RDMA_READ, (uintptr_t)at(13312), mw->rkey, 8) ==
+		 IBV_WC_REM_ACCESS_ERR, "a window bound with access 0 refuses the peer", "accepted");
+	/* with sq_sig_all 1 every bind completes, signaled or not */
+	{
+		struct ibv_cq *cq = vt_cq(8);
+		struct ibv_qp_init_attr qia = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+			.cap = { .max_send_wr = 8, .max_recv_wr = 1, .max_send_sge = 1,
+				 .max_recv_sge = 1 },
+		};
+		struct ibv_qp *qp = ibv_create_qp(vt.pd, &qia);
+
+		vt_require(qp != NULL, "create_qp sq_sig_all");
+		(void)vt_remote_qp(qp);
+		b.send_flags = 0;
+		b.wr_id = 0xb2;
+		b.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		vt_check(ibv_bind_mw(qp, mw, &b) == 0 && vt_wait(cq, &wc, VT_WAIT_MS) &&
+			 wc.wr_id == 0xb2 && wc.status == IBV_WC_SUCCESS &&
+			 wc.opcode == IBV_WC_BIND_MW,
+			 "sq_sig_all 1: an unsignaled bind completes (IBV_WC_BIND_MW)", "failed");
+		ibv_destroy_qp(qp);
+	}
+	ibv_dealloc_mw(mw);
+	ibv_dereg_mr(ronly);
+}
+
 static void
 type2(void)
 {
@@ -264,6 +347,7 @@ drive(void)
 	type1();
 	qp_types();
 	mr_rights();
+	flags_and_notes();
 	type2();
 	vt_check(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr once no window is bound", "failed");
 }
