@@ -23,6 +23,11 @@
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC | \
 	 IBV_ACCESS_MW_BIND)
 
+/* What ibv_reg_dmabuf_mr() takes (ibv_reg_mr(3)). */
+#define SHIM_DMABUF_ACCESS \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING)
+
 /* ---- PD ---- */
 
 struct ibv_pd *
@@ -304,7 +309,9 @@ ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t io
 	int ret;
 
 	ret = shim_check_access((unsigned int)access);
-	if (ret == 0 && (length == 0 || fd < 0))
+	/* ibv_reg_mr(3): only these flags for a dma-buf; iova keeps offset's page offset */
+	if (ret == 0 && ((access & ~SHIM_DMABUF_ACCESS) || length == 0 || fd < 0 ||
+			 ((iova ^ offset) & (uint64_t)(pg - 1))))
 		ret = EINVAL;
 	if (ret != 0)
 		goto err;

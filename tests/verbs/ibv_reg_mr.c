@@ -284,6 +284,37 @@ dmabuf(void)
 	map = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	vt_require(map != MAP_FAILED, "mmap");
 	dmabuf_write(fd, map, "ibv_reg_dmabuf_mr on a mappable descriptor (sealed memfd)");
+	{
+		static const struct {
+			unsigned int access;
+			const char *name;
+		} only[] = {
+			{ IBV_ACCESS_MW_BIND, "a dma-buf MR takes no MW_BIND: EINVAL" },
+			{ IBV_ACCESS_ZERO_BASED, "a dma-buf MR takes no ZERO_BASED: EINVAL" },
+			{ IBV_ACCESS_ON_DEMAND, "a dma-buf MR takes no ON_DEMAND: EINVAL" },
+		};
+		unsigned int i;
+
+		for (i = 0; i < sizeof(only) / sizeof(only[0]); i++) {
+			errno = 0;
+			mr = ibv_reg_dmabuf_mr(vt.pd, 0, 4096, 0, fd, (int)(LW | only[i].access));
+			vt_check(mr == NULL && errno == EINVAL, only[i].name, "mr %p errno %d",
+				 (void *)mr, errno);
+		}
+		mr = ibv_reg_dmabuf_mr(vt.pd, 0, 4096, 0x10000, fd,
+				       LW | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+					       IBV_ACCESS_RELAXED_ORDERING);
+		vt_check(mr != NULL && ibv_dereg_mr(mr) == 0,
+			 "a dma-buf MR with every flag of the page's list", "errno %d", errno);
+		errno = 0;
+		mr = ibv_reg_dmabuf_mr(vt.pd, 100, 4096, 0x10000, fd, LW);
+		vt_check(mr == NULL && errno == EINVAL,
+			 "iova with a page offset other than offset's: EINVAL", "mr %p errno %d",
+			 (void *)mr, errno);
+		mr = ibv_reg_dmabuf_mr(vt.pd, 100, 4096, 0x10000 + 100, fd, LW);
+		vt_check(mr != NULL && mr->length == 4096 && ibv_dereg_mr(mr) == 0,
+			 "iova with offset's page offset (offset 100)", "errno %d", errno);
+	}
 	munmap(map, 16384);
 	close(fd);
 	udmabuf();
