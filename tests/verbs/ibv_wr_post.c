@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -460,6 +461,97 @@ mt_poster(void *arg)
 	return NULL;
 }
 
+/*
+ * Inline data is copied by the setter (the buffer may be reused at once)
+ * and is for SEND and RDMA_WRITE only; wr_flags IBV_SEND_SOLICITED wakes a
+ * solicited-only CQ, IBV_SEND_FENCE is honoured (the WR still completes).
+ * Two QPs of this process talk to each other, so both ends are ours.
+ */
+static void
+flags_and_inline(void)
+{
+	struct ibv_cq *ca = vt_cq(16), *cb = vt_cq(16);
+	struct ibv_qp *a = vt_qp_ex(IBV_QPT_RC, ca, OPS_RC), *b = vt_qp(IBV_QPT_RC, cb);
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a);
+	struct pollfd pfd = { .fd = cb->channel->fd, .events = POLLIN };
+	union ibv_gid g = vt.gid;
+	char msg[16] = "INLINE-COPY-0001";
+	struct ibv_wc wc;
+	struct ibv_cq *ecq;
+	void *ectx;
+	int i;
+
+	vt_require(a != NULL && x != NULL, "QP");
+	vt_qp_up(a, b->qp_num, &g);
+	vt_qp_up(b, a->qp_num, &g);
+	for (i = 0; i < 4; i++)
+		vt_recv(b, (uint64_t)i, (uintptr_t)lbuf(4096 + 64 * (size_t)i), 64, lmr->lkey);
+
+	ibv_wr_start(x);
+	x->wr_id = 80;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, msg, sizeof(msg));
+	memset(msg, 'X', sizeof(msg));		/* reused before ibv_wr_complete */
+	vt_check(ibv_wr_complete(x) == 0 && vt_wait(ca, &wc, VT_WAIT_MS) &&
+		 wc.status == IBV_WC_SUCCESS && vt_wait(cb, &wc, VT_WAIT_MS) &&
+		 memcmp(lbuf(4096), "INLINE-COPY-0001", 16) == 0,
+		 "inline data is copied by the setter: the buffer may be reused at once", "got %.16s",
+		 lbuf(4096));
+
+	ibv_wr_start(x);
+	x->wr_id = 81;
+	ibv_wr_rdma_read(x, lmr->rkey, (uintptr_t)lbuf(0));
+	ibv_wr_set_inline_data(x, msg, 8);
+	vt_check(ibv_wr_complete(x) == EINVAL && !vt_wait(ca, &wc, 200),
+		 "inline data on an RDMA READ (SEND and RDMA_WRITE only): EINVAL", "accepted");
+
+	/* solicited-only notification: an unsolicited SEND does not wake it, a solicited one does */
+	vt_require(ibv_req_notify_cq(cb, 1) == 0, "req_notify_cq solicited");
+	for (i = 0; i < 2; i++) {
+		ibv_wr_start(x);
+		x->wr_id = 82 + (uint64_t)i;
+		x->wr_flags = IBV_SEND_SIGNALED | (i == 1 ? IBV_SEND_SOLICITED : 0);
+		ibv_wr_send(x);
+		ibv_wr_set_sge(x, lmr->lkey, (uintptr_t)lbuf(0), 8);
+		vt_require(ibv_wr_complete(x) == 0 && vt_wait(ca, &wc, VT_WAIT_MS), "send");
+		if (i == 0)
+			vt_check(poll(&pfd, 1, 300) == 0,
+				 "a SEND without IBV_SEND_SOLICITED: no solicited-only event",
+				 "event");
+	}
+	vt_check(poll(&pfd, 1, VT_WAIT_MS) == 1 && ibv_get_cq_event(cb->channel, &ecq, &ectx) == 0 &&
+		 ecq == cb, "wr_flags IBV_SEND_SOLICITED: the receiver's solicited-only event",
+		 "none");
+	if (ecq == cb)
+		ibv_ack_cq_events(cb, 1);
+	while (ibv_poll_cq(cb, 1, &wc) == 1)
+		;
+
+	/* a READ, then a fenced SEND: it waits for the READ, then completes */
+	memcpy(lbuf(256), "fenced-read-src!", 16);
+	ibv_wr_start(x);
+	x->wr_id = 84;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(x, lmr->rkey, (uintptr_t)lbuf(256));
+	ibv_wr_set_sge(x, lmr->lkey, (uintptr_t)lbuf(512), 16);
+	x->wr_id = 85;
+	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, lmr->lkey, (uintptr_t)lbuf(512), 16);
+	{
+		struct ibv_wc w2;
+
+		vt_check(ibv_wr_complete(x) == 0 && vt_wait(ca, &wc, VT_WAIT_MS) &&
+			 vt_wait(ca, &w2, VT_WAIT_MS) && wc.wr_id == 84 && w2.wr_id == 85 &&
+			 w2.status == IBV_WC_SUCCESS && vt_wait(cb, &wc, VT_WAIT_MS) &&
+			 memcmp(lbuf(4096 + 64 * 3), "fenced-read-src!", 16) == 0,
+			 "IBV_SEND_FENCE: the SEND after a READ carries what the READ brought",
+			 "failed");
+	}
+	vt_check(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0, "destroyed", "failed");
+}
+
 static void
 batch_rules(void)
 {
@@ -640,6 +732,7 @@ drive(void)
 	uc_builders();
 	ud_builders();
 	batch_rules();
+	flags_and_inline();
 }
 
 int
