@@ -162,7 +162,13 @@ qp_types(void)
 
 		vt_check(ibv_attach_mcast(qp, &uni, 0) == EINVAL,
 			 "a unicast GID is no group: EINVAL", "accepted");
-		ibv_destroy_qp(qp);
+		vt_check(ibv_detach_mcast(qp, &g, 0) == EINVAL,
+			 "ibv_detach_mcast of a group the QP never joined: EINVAL", "not EINVAL");
+		vt_check(ibv_attach_mcast(qp, &g, 0) == 0 && ibv_detach_mcast(qp, &g, 0) == 0 &&
+			 ibv_detach_mcast(qp, &g, 0) == EINVAL,
+			 "a second ibv_detach_mcast of the same group: EINVAL", "not EINVAL");
+		vt_check(ibv_attach_mcast(qp, &g, 0) == 0 && ibv_destroy_qp(qp) == 0,
+			 "ibv_destroy_qp of a QP still attached", "failed");
 	}
 }
 
