@@ -6,8 +6,9 @@
  * ibv_create_cq_ex(3): what creation accepts and refuses, and the polling
  * iterator (ibv_start_poll / ibv_next_poll / ibv_end_poll) with every
  * ibv_wc_read_*() of the wc_flags droce offers (IBV_WC_STANDARD_FLAGS and
- * COMPLETION_TIMESTAMP), on completions the agent's SENDs cause and on an
- * error completion of our own.
+ * COMPLETION_TIMESTAMP), on completions the agent's SENDs cause (RC and
+ * UD, SEND_WITH_INV) and on an error completion of our own; comp_vector's
+ * range and cq_context in the completion event.
  */
 
 #include <arpa/inet.h>
@@ -180,6 +181,126 @@ iterate(void)
 		 "failed");
 }
 
+/*
+ * The rest of the attributes and reads: comp_vector's range, cq_context in
+ * the completion event, and on a UD receive ibv_wc_read_src_qp (the
+ * sender's QPN), IBV_WC_GRH and ibv_wc_read_pkey_index; on a SEND_WITH_INV
+ * ibv_wc_read_invalidated_rkey.
+ */
+static void
+more_fields(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(vt.ctx);
+	struct ibv_mr *bmr = vt_mr(4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					   IBV_ACCESS_MW_BIND);
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = 16, .wc_flags = WC_FLAGS, .channel = ch, .cq_context = &lmr,
+	};
+	struct ibv_qp_init_attr init = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct pollfd pfd;
+	struct ibv_cq_ex *cq;
+	struct ibv_cq *ecq;
+	struct ibv_mw *mw;
+	struct vt_pair p;
+	void *ectx = NULL;
+	uint32_t rkey;
+
+	vt_require(ch != NULL, "channel");
+	a.comp_vector = vt.ctx->num_comp_vectors;
+	errno = 0;
+	vt_check(ibv_create_cq_ex(vt.ctx, &a) == NULL && errno == EINVAL,
+		 "comp_vector must be < num_comp_vectors (else EINVAL)", "errno %d", errno);
+	a.comp_vector = -1;
+	errno = 0;
+	vt_check(ibv_create_cq_ex(vt.ctx, &a) == NULL && errno == EINVAL,
+		 "comp_vector must be >= 0 (else EINVAL)", "errno %d", errno);
+	a.comp_vector = vt.ctx->num_comp_vectors - 1;
+	cq = ibv_create_cq_ex(vt.ctx, &a);
+	vt_require(cq != NULL, "create_cq_ex with a channel");
+	p.cq = ibv_cq_ex_to_cq(cq);
+	init.send_cq = init.recv_cq = p.cq;
+
+	/* UD from a second QP of ours: src_qp, GRH; the event carries cq_context */
+	init.qp_type = IBV_QPT_UD;
+	p.qp = ibv_create_qp(vt.pd, &init);
+	vt_require(p.qp != NULL, "UD QP");
+	{
+		struct ibv_cq *scq = vt_cq(8);
+		struct ibv_qp *snd = vt_qp(IBV_QPT_UD, scq);
+		struct ibv_ah *ah = vt_ah(&vt.gid);
+		struct ibv_sge sge = { (uintptr_t)lmr->addr, 16, lmr->lkey };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1 };
+		union ibv_gid g = vt.gid;
+
+		vt_qp_up(p.qp, 0, &g);
+		vt_qp_up(snd, 0, &g);
+		vt_recv(p.qp, 201, (uintptr_t)lmr->addr + 1024, 64 + VT_GRH_BYTES, lmr->lkey);
+		vt_require(ibv_req_notify_cq(p.cq, 0) == 0, "req_notify_cq");
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = p.qp->qp_num;
+		wr.wr.ud.remote_qkey = VT_QKEY;
+		vt_require(vt_post_wait(snd, &wr) == IBV_WC_SUCCESS, "UD send");
+		pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+		vt_check(poll(&pfd, 1, VT_WAIT_MS) == 1 && ibv_get_cq_event(ch, &ecq, &ectx) == 0 &&
+			 ecq == p.cq && ectx == (void *)&lmr,
+			 "the completion event carries the CQ and its cq_context", "ctx %p", ectx);
+		if (ectx != NULL)
+			ibv_ack_cq_events(p.cq, 1);
+		vt_check(next(cq, true) == 0 && cq->wr_id == 201 && cq->status == IBV_WC_SUCCESS &&
+			 ibv_wc_read_src_qp(cq) == snd->qp_num &&
+			 (ibv_wc_read_wc_flags(cq) & IBV_WC_GRH) &&
+			 ibv_wc_read_byte_len(cq) == 16 + VT_GRH_BYTES,
+			 "UD: ibv_wc_read_src_qp is the sender's QPN, IBV_WC_GRH set, byte_len "
+			 "with the GRH", "src_qp %u want %u", ibv_wc_read_src_qp(cq), snd->qp_num);
+		ibv_end_poll(cq);
+		ibv_destroy_qp(snd);
+		ibv_destroy_ah(ah);
+	}
+	ibv_destroy_qp(p.qp);
+
+	/* RC: a SEND_WITH_INV of a type 2 window's R_Key */
+	init.qp_type = IBV_QPT_RC;
+	p.qp = ibv_create_qp(vt.pd, &init);
+	vt_require(p.qp != NULL, "RC QP");
+	p.r = vt_remote_qp(p.qp);
+	mw = ibv_alloc_mw(vt.pd, IBV_MW_TYPE_2);
+	vt_require(mw != NULL, "alloc_mw");
+	{
+		struct ibv_send_wr wr = { .wr_id = 202, .opcode = IBV_WR_BIND_MW,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		rkey = ibv_inc_rkey(mw->rkey);
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = rkey;
+		wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+			.mr = bmr, .addr = (uintptr_t)bmr->addr, .length = 256,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+		};
+		vt_require(ibv_post_send(p.qp, &wr, &bad) == 0 && next(cq, true) == 0 &&
+			   cq->wr_id == 202 && cq->status == IBV_WC_SUCCESS, "bind");
+		ibv_end_poll(cq);
+	}
+	vt_recv(p.qp, 203, (uintptr_t)lmr->addr + 2048, 64, lmr->lkey);
+	{
+		uint64_t args[5] = { IBV_WR_SEND_WITH_INV, rkey, rmr.id, 0, 8 };
+
+		vt_require(vt_call(VT_SEND, p.r.id, args, 5, NULL, 0).status == 0, "agent send_inv");
+	}
+	vt_check(next(cq, true) == 0 && cq->wr_id == 203 &&
+		 (ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_INV) &&
+		 ibv_wc_read_invalidated_rkey(cq) == rkey,
+		 "ibv_wc_read_invalidated_rkey: the R_Key a SEND_WITH_INV invalidated", "%#x",
+		 ibv_wc_read_invalidated_rkey(cq));
+	ibv_end_poll(cq);
+	ibv_destroy_qp(p.qp);
+	ibv_dealloc_mw(mw);
+	ibv_dereg_mr(bmr);
+	vt_check(ibv_destroy_cq(p.cq) == 0 && ibv_destroy_comp_channel(ch) == 0,
+		 "CQ and channel destroyed", "failed");
+}
+
 static void
 drive(void)
 {
@@ -187,6 +308,7 @@ drive(void)
 	rmr = vt_remote_mr(4096, IBV_ACCESS_LOCAL_WRITE);
 	creation();
 	iterate();
+	more_fields();
 }
 
 int
