@@ -83,6 +83,12 @@ srq_limit(void)
 	vt_check(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT) == 0, "ibv_modify_srq: limit 6", "failed");
 	vt_check(ibv_query_srq(srq, &a) == 0 && a.srq_limit == 6, "ibv_query_srq reads it back",
 		 "limit %u", a.srq_limit);
+	a.srq_limit = 3;
+	a.max_wr = 64;
+	vt_check(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT | IBV_SRQ_MAX_WR) == EOPNOTSUPP &&
+		 ibv_query_srq(srq, &a) == 0 && a.srq_limit == 6,
+		 "ibv_modify_srq: one invalid attribute, none modified (the limit stays 6)",
+		 "limit %u", a.srq_limit);
 	vt_check(!async(&ev, 200), "8 receives >= limit 6: no event", "event %d", ev.event_type);
 
 	p.qp = ibv_create_qp(vt.pd, &qia);
@@ -310,6 +316,9 @@ drive(void)
 			 (da.device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT),
 			 "IBV_DEVICE_PORT_ACTIVE_EVENT: the device raises port events",
 			 "not claimed");
+		vt_check(!(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE),
+			 "IBV_DEVICE_SRQ_RESIZE not claimed (ibv_modify_srq's IBV_SRQ_MAX_WR fails)",
+			 "claimed");
 	}
 	srq_limit();
 	cq_overrun();
