@@ -12,8 +12,12 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "verbs_test.h"
 
@@ -148,6 +152,58 @@ acks(void)
 	vt_check(ibv_destroy_comp_channel(ch) == 0, "then the channel can go", "failed");
 }
 
+static atomic_bool destroyed;
+
+static void *
+destroy_cq_thread(void *cq)
+{
+	int ret = ibv_destroy_cq(cq);
+
+	atomic_store(&destroyed, ret == 0);
+	return NULL;
+}
+
+/*
+ * ibv_get_cq_event(): blocking, it returns the event that is there; with
+ * O_NONBLOCK on the channel and nothing pending, -1 (EAGAIN). ibv_destroy_cq()
+ * waits for the acknowledgement of an event it handed out.
+ */
+static void
+blocking_and_destroy_wait(void)
+{
+	struct vt_pair p = vt_pair(IBV_QPT_RC, 0);
+	struct ibv_comp_channel *ch = p.cq->channel;
+	struct ibv_cq *ecq = NULL;
+	void *ectx = NULL;
+	pthread_t th;
+	int fl, ret;
+
+	p.cq->cq_context = &marker;
+	vt_recv(p.qp, 1, (uintptr_t)lmr->addr, 64, lmr->lkey);
+	vt_require(ibv_req_notify_cq(p.cq, 0) == 0, "arm");
+	vt_require(vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0) == IBV_WC_SUCCESS, "send");
+	vt_check(ibv_get_cq_event(ch, &ecq, &ectx) == 0 && ecq == p.cq && ectx == &marker,
+		 "ibv_get_cq_event (blocking) returns 0 with the CQ and its cq_context", "failed");
+	fl = fcntl(ch->fd, F_GETFL);
+	vt_require(fl >= 0 && fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK) == 0, "O_NONBLOCK");
+	errno = 0;
+	ret = ibv_get_cq_event(ch, &ecq, &ectx);
+	vt_check(ret == -1 && errno == EAGAIN,
+		 "non-blocking channel, nothing pending: -1 (EAGAIN)", "ret %d errno %d", ret,
+		 errno);
+	(void)recv_cqe(p.cq);
+	vt_require(ibv_destroy_qp(p.qp) == 0, "destroy_qp");
+	atomic_store(&destroyed, false);
+	vt_require(pthread_create(&th, NULL, destroy_cq_thread, p.cq) == 0, "thread");
+	usleep(QUIET_MS * 1000);
+	vt_check(!atomic_load(&destroyed),
+		 "ibv_destroy_cq waits while an event it handed out is unacknowledged", "returned");
+	ibv_ack_cq_events(p.cq, 1);
+	pthread_join(th, NULL);
+	vt_check(atomic_load(&destroyed), "... and returns 0 once it is acknowledged", "failed");
+	vt_check(ibv_destroy_comp_channel(ch) == 0, "then the channel can go", "failed");
+}
+
 static void
 drive(void)
 {
@@ -155,6 +211,7 @@ drive(void)
 	rmr = vt_remote_mr(4096, IBV_ACCESS_LOCAL_WRITE);
 	any_cqe();
 	acks();
+	blocking_and_destroy_wait();
 }
 
 int
