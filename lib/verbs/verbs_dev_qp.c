@@ -704,7 +704,8 @@ swqe_convert(struct droce_dev *dev, struct dev_qp *qp, const struct droce_shm_sw
 		struct dev_mw *mw = dev_obj_get(qp->o.cl, s->bind.mw_handle, OBJ_MW);
 		struct droce_mw_bind b = {
 			.new_rkey = s->bind.new_rkey,
-			.mr = s->bind.length ? droce_mr_get(dev->keys, s->bind.mr_lkey) : NULL,
+			/* the MR named, also for a zero-length (unbinding) bind */
+			.mr = droce_mr_get(dev->keys, s->bind.mr_lkey),
 			.addr = s->bind.addr,
 			.length = s->bind.length,
 			.access = s->bind.access,

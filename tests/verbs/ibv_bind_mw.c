@@ -156,6 +156,33 @@ type1(void)
 	ibv_dealloc_mw(mw2);
 }
 
+/* ibv_alloc_mw(3): a window starts unbound; a type 1 bind of length 0 invalidates it. */
+static void
+unbound_and_zero_length(void)
+{
+	struct ibv_mr *m = vt_mr(4096, RW | IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = ibv_alloc_mw(vt.pd, IBV_MW_TYPE_1);
+	struct vt_pair p = vt_pair(IBV_QPT_RC, 0);
+	uint32_t old;
+
+	vt_require(mw != NULL, "alloc_mw");
+	vt_check(agent_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)m->addr, mw->rkey, 8) ==
+		 IBV_WC_REM_ACCESS_ERR, "a new window is not bound: its R_Key is refused",
+		 "accepted");
+	p = vt_pair(IBV_QPT_RC, 0);
+	vt_require(bind1(&p, mw, m, 0, 256, IBV_ACCESS_REMOTE_WRITE) == IBV_WC_SUCCESS &&
+		   agent_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)m->addr, mw->rkey, 8) ==
+		   IBV_WC_SUCCESS, "bind and use");
+	old = mw->rkey;
+	vt_check(bind1(&p, mw, m, 0, 0, IBV_ACCESS_REMOTE_WRITE) == IBV_WC_SUCCESS,
+		 "a type 1 bind of length 0 completes", "failed");
+	vt_check(agent_rdma(&p, IBV_WR_RDMA_WRITE, (uintptr_t)m->addr, old, 8) ==
+		 IBV_WC_REM_ACCESS_ERR, "... and invalidates: the earlier R_Key is refused",
+		 "still works");
+	vt_check(ibv_dereg_mr(m) == 0, "... and unbinds: the MR deregisters", "failed");
+	vt_check(ibv_dealloc_mw(mw) == 0, "dealloc_mw of the unbound window", "failed");
+}
+
 static void
 qp_types(void)
 {
@@ -345,6 +372,7 @@ drive(void)
 	rmr = vt_remote_mr(4096, RW);
 	alloc();
 	type1();
+	unbound_and_zero_length();
 	qp_types();
 	mr_rights();
 	flags_and_notes();
