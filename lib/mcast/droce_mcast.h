@@ -18,6 +18,7 @@
  * worker that also reads it (a command on the worker's queue).
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "droce_wire_gid.h"
@@ -60,6 +61,9 @@ void droce_mcast_detach_all(struct droce_mcast *m, void *qp,
  */
 unsigned int droce_mcast_members(const struct droce_mcast *m, const uint8_t mgid[DROCE_GID_BYTES],
 				 void **qps, unsigned int max);
+
+/** Whether @p qp is a member of any group (a walk of the table: control path only). */
+bool droce_mcast_qp_attached(const struct droce_mcast *m, const void *qp);
 
 /** Number of groups with at least one member. */
 uint32_t droce_mcast_groups(const struct droce_mcast *m);

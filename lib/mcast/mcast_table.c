@@ -184,6 +184,23 @@ droce_mcast_detach_all(struct droce_mcast *m, void *qp,
 	}
 }
 
+bool
+droce_mcast_qp_attached(const struct droce_mcast *m, const void *qp)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < m->cap; i++) {
+		const struct group *g = &m->slot[i];
+
+		if (g->state != SLOT_USED)
+			continue;
+		for (k = 0; k < g->n; k++)
+			if (g->qps[k] == qp)
+				return true;
+	}
+	return false;
+}
+
 unsigned int
 droce_mcast_members(const struct droce_mcast *m, const uint8_t mgid[DROCE_GID_BYTES], void **qps,
 		    unsigned int max)

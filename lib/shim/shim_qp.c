@@ -80,7 +80,10 @@ shim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 		errno = EOPNOTSUPP;	/* RAW_PACKET, XRC, DRIVER */
 		return NULL;
 	}
-	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0) {
+	/* BLOCK_SELF_MCAST_LB is the one creation flag: multicast is UD's */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0 &&
+	    (attr->create_flags != IBV_QP_CREATE_BLOCK_SELF_MCAST_LB ||
+	     attr->qp_type != IBV_QPT_UD)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

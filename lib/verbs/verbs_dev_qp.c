@@ -650,6 +650,9 @@ dev_destroy_qp(struct droce_client *cl, uint32_t handle)
 
 	if (qp == NULL)
 		return EINVAL;
+	/* ibv_create_qp_ex(3): destroy fails while the QP is attached to a group */
+	if (droce_mcast_qp_attached(cl->dev->mcast, qp))
+		return EBUSY;
 	dev_qp_free(cl->dev, qp);
 	return 0;
 }

@@ -167,9 +167,93 @@ qp_types(void)
 		vt_check(ibv_attach_mcast(qp, &g, 0) == 0 && ibv_detach_mcast(qp, &g, 0) == 0 &&
 			 ibv_detach_mcast(qp, &g, 0) == EINVAL,
 			 "a second ibv_detach_mcast of the same group: EINVAL", "not EINVAL");
-		vt_check(ibv_attach_mcast(qp, &g, 0) == 0 && ibv_destroy_qp(qp) == 0,
-			 "ibv_destroy_qp of a QP still attached", "failed");
+		vt_check(ibv_attach_mcast(qp, &g, 0) == 0 && ibv_destroy_qp(qp) == EBUSY,
+			 "ibv_destroy_qp of a QP attached to a group fails (EBUSY, ibv_create_qp_ex(3))",
+			 "not EBUSY");
+		vt_check(ibv_detach_mcast(qp, &g, 0) == 0 && ibv_destroy_qp(qp) == 0,
+			 "detached, it is destroyed", "failed");
 	}
+}
+
+/* A UD QP with its own send and receive CQs, @p create_flags, attached to @p g. */
+static struct ibv_qp *
+member(const union ibv_gid *g, uint32_t create_flags, struct ibv_cq **rcq, int base)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = vt_cq(8), .recv_cq = vt_cq(16), .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		.pd = vt.pd, .create_flags = create_flags,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(vt.ctx, &a);
+	union ibv_gid me = vt.gid;
+	int i;
+
+	vt_require(qp != NULL, "create_qp_ex UD");
+	vt_qp_up(qp, 0, &me);
+	for (i = 0; i < 4; i++)
+		vt_recv(qp, (uint64_t)i, (uintptr_t)lmr->addr + 2048 + 128 * (uint64_t)(base + i), 128,
+			lmr->lkey);
+	vt_require(ibv_attach_mcast(qp, g, 0) == 0, "attach");
+	*rcq = a.recv_cq;
+	return qp;
+}
+
+/*
+ * IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (ibv_create_qp_ex(3)): a sender that is
+ * a member gets no copy of its own message with it, one without it; other
+ * members get theirs either way. Other creation flags: EOPNOTSUPP.
+ */
+static void
+self_loopback(void)
+{
+	union ibv_gid g = mgid("::ffff:239.9.9.9");
+	struct ibv_cq *rblock, *rplain, *rother;
+	struct ibv_qp *block = member(&g, IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, &rblock, 0);
+	struct ibv_qp *plain = member(&g, 0, &rplain, 4);
+	struct ibv_qp *other = member(&g, 0, &rother, 8);
+	struct ibv_ah *ah = group_ah(&g);
+	struct vt_pair sender = { 0 };
+	int nb, np, no;
+
+	vt_require(ah != NULL, "group AH");
+	sender.qp = block;
+	send_group(&sender, ah, 1);
+	nb = local_copies(rblock);
+	no = local_copies(rother);
+	np = local_copies(rplain);
+	vt_check(nb == 0 && np == 1 && no == 1,
+		 "BLOCK_SELF_MCAST_LB: the sender gets no copy, the other members one each",
+		 "self %d others %d %d", nb, np, no);
+	sender.qp = plain;
+	send_group(&sender, ah, 2);
+	np = local_copies(rplain);
+	nb = local_copies(rblock);
+	no = local_copies(rother);
+	vt_check(np == 1 && nb == 1 && no == 1,
+		 "without it, a member that sends gets its own copy too", "self %d others %d %d",
+		 np, nb, no);
+	{
+		struct ibv_qp_init_attr_ex a = {
+			.send_cq = rother, .recv_cq = rother, .qp_type = IBV_QPT_UD,
+			.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+				 .max_recv_sge = 1 },
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+			.pd = vt.pd, .create_flags = IBV_QP_CREATE_SOURCE_QPN,
+		};
+
+		errno = 0;
+		vt_check(ibv_create_qp_ex(vt.ctx, &a) == NULL && errno == EOPNOTSUPP,
+			 "IBV_QP_CREATE_SOURCE_QPN (and the other flags): EOPNOTSUPP", "errno %d",
+			 errno);
+	}
+	vt_require(ibv_detach_mcast(block, &g, 0) == 0 && ibv_detach_mcast(plain, &g, 0) == 0 &&
+		   ibv_detach_mcast(other, &g, 0) == 0, "detach");
+	ibv_destroy_qp(block);
+	ibv_destroy_qp(plain);
+	ibv_destroy_qp(other);
+	ibv_destroy_ah(ah);
 }
 
 static void
@@ -181,6 +265,7 @@ drive(void)
 	qp_types();
 	group("::ffff:239.7.7.7", "IPv4");
 	group("ff0e::7:7", "IPv6");
+	self_loopback();
 }
 
 int
