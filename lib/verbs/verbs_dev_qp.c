@@ -357,6 +357,10 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 		       req->qp_type == IBV_QPT_XRC_RECV ? EOPNOTSUPP : EINVAL;
 	if (pd == NULL || scq == NULL || rcq == NULL || (req->srq_handle && srq == NULL))
 		return EINVAL;
+	if (srq != NULL) {	/* ibv_create_qp_ex(3): ignored with an SRQ */
+		cap.max_recv_wr = 0;
+		cap.max_recv_sge = 0;
+	}
 	if (cap.max_send_wr > DEV_MAX_QP_WR || cap.max_recv_wr > DEV_MAX_QP_WR ||
 	    cap.max_send_sge > DROCE_SHM_MAX_SGE || cap.max_recv_sge > DROCE_SHM_MAX_SGE ||
 	    cap.max_inline_data > DROCE_SHM_MAX_INLINE)

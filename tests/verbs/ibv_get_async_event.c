@@ -197,9 +197,11 @@ last_wqe(void)
 	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 4, .max_sge = 1 } };
 	struct ibv_srq *srq = ibv_create_srq(vt.pd, &sia);
 	struct ibv_cq *cq = vt_cq(8);
+	/* ibv_create_qp_ex(3): max_recv_wr and max_recv_sge are ignored with an SRQ */
 	struct ibv_qp_init_attr qia = {
 		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.cap = { .max_send_wr = 4, .max_send_sge = 1, .max_recv_wr = 1u << 30,
+			 .max_recv_sge = 1000 },
 	};
 	struct ibv_qp_attr m = { .qp_state = IBV_QPS_ERR };
 	struct ibv_async_event ev;
@@ -207,6 +209,8 @@ last_wqe(void)
 
 	vt_require(srq != NULL, "create_srq");
 	qp = ibv_create_qp(vt.pd, &qia);
+	vt_check(qp != NULL, "a QP on an SRQ ignores max_recv_wr and max_recv_sge (2^30, 1000)",
+		 "errno %d", errno);
 	vt_require(qp != NULL, "create_qp on the SRQ");
 	(void)vt_remote_qp(qp);
 	vt_check(ibv_modify_qp(qp, &m, IBV_QP_STATE) == 0 && async(&ev, VT_WAIT_MS) &&
