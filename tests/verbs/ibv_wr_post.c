@@ -132,6 +132,17 @@ remote_bytes(uint64_t off, const void *want, size_t len)
 	return memcmp(got, want, len) == 0;
 }
 
+/* ibv_wr_start() and a signaled 16-byte WRITE from lbuf(0) to @p off of rmr, as @p wr_id. */
+static void
+begin_write16(struct ibv_qp_ex *x, uint64_t wr_id, uint64_t off)
+{
+	ibv_wr_start(x);
+	x->wr_id = wr_id;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, rmr.rkey, rmr.addr + off);
+	ibv_wr_set_sge(x, lmr->lkey, (uintptr_t)lbuf(0), 16);
+}
+
 /* ---- builders ---- */
 
 static void
@@ -581,11 +592,7 @@ batch_rules(void)
 
 	/* nothing reaches the wire before ibv_wr_complete() */
 	memset(lbuf(0), 'N', 16);
-	ibv_wr_start(p.x);
-	p.x->wr_id = 60;
-	p.x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(p.x, rmr.rkey, rmr.addr + 6000);
-	ibv_wr_set_sge(p.x, lmr->lkey, (uintptr_t)lbuf(0), 16);
+	begin_write16(p.x, 60, 6000);
 	usleep(200000);
 	ok = remote_bytes(6000, zero, 16);
 	vt_check(ibv_wr_complete(p.x) == 0 && ok && vt_wait(p.cq, &wc[0], VT_WAIT_MS) &&
@@ -594,21 +601,13 @@ batch_rules(void)
 
 	/* ibv_wr_abort() discards the batch */
 	memset(lbuf(0), 'A', 16);
-	ibv_wr_start(p.x);
-	p.x->wr_id = 61;
-	p.x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(p.x, rmr.rkey, rmr.addr + 6100);
-	ibv_wr_set_sge(p.x, lmr->lkey, (uintptr_t)lbuf(0), 16);
+	begin_write16(p.x, 61, 6100);
 	ibv_wr_abort(p.x);
 	vt_check(!vt_wait(p.cq, &wc[0], 300) && remote_bytes(6100, zero, 16),
 		 "ibv_wr_abort discards everything since ibv_wr_start", "posted");
 
 	/* a bad argument anywhere fails the whole batch */
-	ibv_wr_start(p.x);
-	p.x->wr_id = 62;
-	p.x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(p.x, rmr.rkey, rmr.addr + 6200);
-	ibv_wr_set_sge(p.x, lmr->lkey, (uintptr_t)lbuf(0), 16);
+	begin_write16(p.x, 62, 6200);
 	ibv_wr_send(p.x);
 	{
 		static char big[65536];
@@ -641,11 +640,7 @@ batch_rules(void)
 
 		for (i = 0; i < 3; i++) {
 			memset(lbuf(0), 'T', 16);
-			ibv_wr_start(p.x);
-			p.x->wr_id = 63;
-			p.x->wr_flags = IBV_SEND_SIGNALED;
-			ibv_wr_rdma_write(p.x, rmr.rkey, rmr.addr + 6300);
-			ibv_wr_set_sge(p.x, lmr->lkey, (uintptr_t)lbuf(0), 16);
+			begin_write16(p.x, 63, 6300);
 			if (i == 0) {
 				ibv_wr_send_tso(p.x, hdr, sizeof(hdr), 1000);
 			} else if (i == 1) {
