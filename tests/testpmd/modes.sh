@@ -86,8 +86,13 @@ run "write 10000 B" "--mode responder" "--mode write --count 2000 --size 10000 -
 	expect "write 10000 B" "$tmp/gen" TX_FRAMES $((2000 * 10))
 run "send 64 QPs" "--mode responder --qps 64" "--mode send --qps 64 --count 64000" &&
 	expect "send 64 QPs, peer" "$tmp/peer" MSGS 64000
-run "ud" "--mode responder --ud --qps 4" "--mode ud --qps 4 --count $c --size 512 --rate 200000" &&
-	expect "ud, peer" "$tmp/peer" MSGS $c
+# UD is unreliable: what the generator could not hand to a full memif ring
+# (TX_FULL, TX_NOMBUF: a peer starved of CPU) is lost, counted, and no more
+run "ud" "--mode responder --ud --qps 4" "--mode ud --qps 4 --count $c --size 512 --rate 200000" && {
+	lost=$(($(stat "$tmp/gen" TX_FULL) + $(stat "$tmp/gen" TX_NOMBUF)))
+	expect "ud, peer (less $lost the generator could not send)" "$tmp/peer" MSGS $((c - lost))
+	[ $lost -le $((c / 100)) ] || { echo "FAIL ud: $lost of $c not sent"; fail=1; }
+}
 run "raw" "--mode raw" "--mode ud --count $c --size 100 --rate 200000" && {
 	expect "raw" "$tmp/peer" RX_OK $c
 	expect "raw" "$tmp/peer" RX_FRAMES $c
