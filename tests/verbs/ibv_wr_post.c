@@ -488,7 +488,7 @@ flags_and_inline(void)
 	union ibv_gid g = vt.gid;
 	char msg[16] = "INLINE-COPY-0001";
 	struct ibv_wc wc;
-	struct ibv_cq *ecq;
+	struct ibv_cq *ecq = NULL;
 	void *ectx;
 	int i;
 
