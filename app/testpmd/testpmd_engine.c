@@ -230,9 +230,10 @@ ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct dro
 }
 
 static void
-ops_qp_error(void *ctx, struct droce_tqp *t)
+ops_qp_error(void *ctx, struct droce_tqp *t, enum droce_tqp_fault why)
 {
 	(void)t;
+	(void)why;
 	cnt_add(ctx, TP_CNT_QP_ERRORS, 1);
 }
 

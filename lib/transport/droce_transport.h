@@ -139,6 +139,16 @@ struct droce_iov {
 	uint32_t len;
 };
 
+/**
+ * Why a QP entered the error state, when no completion can say it: the
+ * responder of an RC QP refused a request that consumed no receive WQE.
+ */
+enum droce_tqp_fault {
+	DROCE_TQP_FAULT_NONE,		/* a completion (or the owner) reports it */
+	DROCE_TQP_FAULT_INV_REQ,	/* Invalid Request Local WQ Error */
+	DROCE_TQP_FAULT_ACCESS,		/* Local Access Violation WQ Error */
+};
+
 /** What the owner of the QPs provides. @p ctx is droce_tqp.ops_ctx. */
 struct droce_tr_ops {
 	/**
@@ -161,8 +171,11 @@ struct droce_tr_ops {
 	 */
 	void (*xmit)(void *ctx, struct droce_tqp *qp, struct droce_pkt *pkt,
 		     const struct droce_iov *iov, unsigned int n_iov);
-	/** The transport moved the QP to the error state (async event). */
-	void (*qp_error)(void *ctx, struct droce_tqp *qp);
+	/**
+	 * The transport moved the QP to the error state; @p why names the
+	 * affiliated asynchronous error the owner raises (IBA 11.6.3.1).
+	 */
+	void (*qp_error)(void *ctx, struct droce_tqp *qp, enum droce_tqp_fault why);
 };
 
 /** Per-QP counters (also the engine's telemetry). C(sym, description) */

@@ -95,13 +95,13 @@ droce_tqp_set_state(struct droce_tqp *qp, enum droce_tqp_state state, uint32_t s
 }
 
 void
-tqp_to_error(struct droce_tqp *qp)
+tqp_to_error(struct droce_tqp *qp, enum droce_tqp_fault why)
 {
 	if (qp->state == DROCE_TQP_ERR)
 		return;
 	droce_tqp_set_state(qp, DROCE_TQP_ERR, 0, 0);
 	if (qp->ops->qp_error != NULL)
-		qp->ops->qp_error(qp->ops_ctx, qp);
+		qp->ops->qp_error(qp->ops_ctx, qp, why);
 }
 
 void
@@ -109,7 +109,7 @@ tqp_cq_push(struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe)
 {
 	/* a full CQ is an error event for the CQ owner, and this QP fails */
 	if (qp->ops->cq_push(qp->ops_ctx, qp, recv, cqe) < 0)
-		tqp_to_error(qp);
+		tqp_to_error(qp, DROCE_TQP_FAULT_NONE);
 }
 
 int

@@ -124,7 +124,7 @@ comp_fail(struct droce_tqp *qp, uint32_t status)
 		w->status = (uint8_t)status;
 		comp_retire(qp, w);
 	}
-	tqp_to_error(qp);
+	tqp_to_error(qp, DROCE_TQP_FAULT_NONE);
 }
 
 void
@@ -481,7 +481,7 @@ req_local_op(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 	/* it completes now unless earlier WQEs still wait for their ACKs */
 	comp_retire_ready(qp);
 	if (w->status != IBV_WC_SUCCESS)
-		tqp_to_error(qp);
+		tqp_to_error(qp, DROCE_TQP_FAULT_NONE);
 }
 
 /* Send the request of a READ or an atomic: one packet, many PSNs for READ. */

@@ -59,12 +59,13 @@ resp_ack(struct droce_tqp *qp, uint32_t psn)
 
 /* Class C error: NAK, then the QP fails (IBA 9.9.3.1.2). */
 static void
-resp_nak_fatal(struct droce_tqp *qp, uint32_t psn, enum droce_nak_code code)
+resp_nak_fatal(struct droce_tqp *qp, uint32_t psn, enum droce_nak_code code,
+	       enum droce_tqp_fault why)
 {
 	TQP_CNT(qp, NAKS_TX);
 	qp->resp.ack_pending = false;
 	resp_send_aeth(qp, DROCE_OP_RC_ACKNOWLEDGE, psn, droce_aeth_syn_nak(code), NULL, 0);
-	tqp_to_error(qp);
+	tqp_to_error(qp, why);
 }
 
 static void
@@ -209,6 +210,7 @@ enum resp_result {
 	RESP_OK,		/* executed: advance ePSN */
 	RESP_RNR,		/* no receive WQE */
 	RESP_INV_REQ,		/* NAK invalid request */
+	RESP_LEN_ERR,		/* NAK invalid request; the receive WQE said why */
 	RESP_ACCESS,		/* NAK remote access error */
 	RESP_OP_ERR,		/* NAK remote operational error */
 };
@@ -232,7 +234,7 @@ resp_send(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payl
 
 		if (e == DROCE_MEM_RANGE) {	/* message longer than the buffer */
 			resp_complete_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, NULL);
-			return RESP_INV_REQ;
+			return RESP_LEN_ERR;
 		}
 		if (e != DROCE_MEM_OK) {
 			resp_complete_recv(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, NULL);
@@ -482,8 +484,15 @@ resp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame,
 			qp->resp.last_opf_mid = 0;
 			return;
 		}
-		resp_nak_fatal(qp, pkt->psn, res == RESP_ACCESS ? DROCE_NAK_REM_ACCESS :
-				  res == RESP_OP_ERR ? DROCE_NAK_REM_OP : DROCE_NAK_INVALID_REQ);
+		/* RESP_LEN_ERR and RESP_OP_ERR were reported by a receive completion */
+		if (res == RESP_ACCESS)
+			resp_nak_fatal(qp, pkt->psn, DROCE_NAK_REM_ACCESS, DROCE_TQP_FAULT_ACCESS);
+		else if (res == RESP_OP_ERR)
+			resp_nak_fatal(qp, pkt->psn, DROCE_NAK_REM_OP, DROCE_TQP_FAULT_NONE);
+		else
+			resp_nak_fatal(qp, pkt->psn, DROCE_NAK_INVALID_REQ,
+				       res == RESP_LEN_ERR ? DROCE_TQP_FAULT_NONE :
+				       DROCE_TQP_FAULT_INV_REQ);
 		return;
 	}
 
@@ -530,7 +539,8 @@ resp_read_responses(struct droce_tqp *qp, struct droce_tqp_res *r, unsigned int 
 			if (qp->ops->mem_resolve(qp->ops_ctx, qp, r->rkey, r->va + r->sent, n,
 						 IBV_ACCESS_REMOTE_READ, &host) != DROCE_MEM_OK) {
 				res_set_pending(qp, r, false);	/* key invalidated while serving */
-				resp_nak_fatal(qp, droce_psn_add(r->psn, k), DROCE_NAK_REM_ACCESS);
+				resp_nak_fatal(qp, droce_psn_add(r->psn, k), DROCE_NAK_REM_ACCESS,
+					       DROCE_TQP_FAULT_ACCESS);
 				break;
 			}
 			iov.base = host;

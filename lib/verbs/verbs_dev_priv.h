@@ -117,6 +117,7 @@ struct dev_qp {
 	uint32_t create_flags;
 	bool sq_sig_all;
 	bool sqd_notify;	/* in SQD, en_sqd_async_notify: SQ_DRAINED still owed */
+	bool comm_est;		/* COMM_EST raised since the last RESET */
 	bool dead;		/* being destroyed */
 	bool active;		/* on dev->active: may have packets to send */
 	uint32_t live_idx;	/* its place in dev->live */

@@ -309,11 +309,21 @@ qp_entered_error(struct dev_qp *qp)
 		dev_async_event(qp->o.cl, IBV_EVENT_QP_LAST_WQE_REACHED, qp->o.handle);
 }
 
+/*
+ * The responder refused a request no receive WQE can report: the owner hears
+ * of it as an affiliated asynchronous error (IBA 11.6.3.1), as from a NIC.
+ */
 static void
-ops_qp_error(void *ctx, struct droce_tqp *t)
+ops_qp_error(void *ctx, struct droce_tqp *t, enum droce_tqp_fault why)
 {
+	struct dev_qp *qp = tqp_to_qp(t);
+
 	(void)ctx;
-	qp_entered_error(tqp_to_qp(t));
+	if (why == DROCE_TQP_FAULT_INV_REQ)
+		dev_async_event(qp->o.cl, IBV_EVENT_QP_REQ_ERR, qp->o.handle);
+	else if (why == DROCE_TQP_FAULT_ACCESS)
+		dev_async_event(qp->o.cl, IBV_EVENT_QP_ACCESS_ERR, qp->o.handle);
+	qp_entered_error(qp);
 }
 
 /* SQD entered with en_sqd_async_notify: SQ Drained once nothing is under way. */
@@ -576,6 +586,7 @@ dev_modify_qp(struct droce_client *cl, const struct droce_ctrl_modify_qp_req *re
 				droce_shm_release(qp->rq.r, qp->rq.idx);
 			}
 			atomic_store_explicit(&qp->sq.r->error, 0, memory_order_release);
+			qp->comm_est = false;
 		}
 		qp->state = next;
 		droce_tqp_set_state(&qp->tqp, tqp_state(next), qp->attr.sq_psn, qp->attr.rq_psn);
@@ -789,7 +800,7 @@ dev_qp_drain(struct droce_dev *dev, struct dev_qp *qp, uint64_t now)
 		DEV_CNT(dev, BAD_RING);
 		qp->sq.idx = prod;	/* impossible index: this QP fails, nothing else */
 		droce_tqp_set_state(&qp->tqp, DROCE_TQP_ERR, 0, 0);
-		ops_qp_error(dev, &qp->tqp);
+		ops_qp_error(dev, &qp->tqp, DROCE_TQP_FAULT_NONE);
 		dev_async_event(qp->o.cl, IBV_EVENT_QP_FATAL, qp->o.handle);
 		return;
 	}
@@ -870,11 +881,27 @@ rx_mcast(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *fram
 	}
 }
 
+/*
+ * Communication Established (IBA 11.6.3.1): the first packet a connected QP
+ * accepts while still in RTR -- its peer is up before it moved to RTS.
+ */
+static void
+qp_check_comm_est(struct dev_qp *qp, uint64_t rx_before)
+{
+	if (qp->state == IBV_QPS_RTR && !qp->comm_est &&
+	    (qp->tqp.attr.type == IBV_QPT_RC || qp->tqp.attr.type == IBV_QPT_UC) &&
+	    qp->tqp.cnt[DROCE_TQP_CNT_RX_PKTS] != rx_before) {
+		qp->comm_est = true;
+		dev_async_event(qp->o.cl, IBV_EVENT_COMM_EST, qp->o.handle);
+	}
+}
+
 void
 droce_dev_rx(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *frame,
 	     uint64_t now)
 {
 	uint32_t idx = pkt->dqpn - DEV_QPN_BASE;
+	uint64_t rx_before;
 
 	if (pkt->dqpn == 0xffffff && droce_gid_is_mcast(pkt->dgid)) {
 		rx_mcast(dev, pkt, frame, now);
@@ -884,7 +911,9 @@ droce_dev_rx(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *
 		DEV_CNT(dev, RX_NO_QP);
 		return;
 	}
+	rx_before = dev->qpn[idx]->tqp.cnt[DROCE_TQP_CNT_RX_PKTS];
 	droce_tqp_rx(&dev->qpn[idx]->tqp, pkt, frame, now);
+	qp_check_comm_est(dev->qpn[idx], rx_before);
 	qp_activate(dev, dev->qpn[idx]);
 }
 

@@ -10,7 +10,9 @@
  * non-blocking mode as the man page's example does; destroying an object
  * after its event is acknowledged; IBV_EVENT_SQ_DRAINED (SQD with
  * en_sqd_async_notify), IBV_EVENT_QP_LAST_WQE_REACHED (a QP on an SRQ
- * entering ERR); IBV_EVENT_PORT_ERR and
+ * entering ERR); IBV_EVENT_QP_ACCESS_ERR and IBV_EVENT_QP_REQ_ERR (the
+ * responder's own errors); IBV_EVENT_COMM_EST (a packet reaching a QP still
+ * in RTR); IBV_EVENT_PORT_ERR and
  * IBV_EVENT_PORT_ACTIVE when the driver takes its daemon's interface down
  * and up again (the port's state follows), last because it disturbs the
  * link. QP fatal events need a corrupted ring
@@ -227,6 +229,104 @@ last_wqe(void)
 		 "destroyed after the event was acknowledged", "failed");
 }
 
+/* Our RC QP in the error state (ibv_query_qp). */
+static bool
+qp_in_error(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR;
+}
+
+/*
+ * The responder's errors (IBA 11.6.3.1): a request no receive WQE can report
+ * fails our QP with an affiliated event -- IBV_EVENT_QP_ACCESS_ERR for a bad
+ * R_Key, IBV_EVENT_QP_REQ_ERR for a misaligned atomic (IBA 9.4.5); a SEND
+ * longer than the receive buffer is told by that WQE (IBV_WC_LOC_LEN_ERR) alone.
+ */
+static void
+responder_errors(void)
+{
+	struct ibv_mr *mr = vt_mr(4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_ATOMIC);
+	struct ibv_async_event ev = { .event_type = 0 };
+	struct vt_pair p;
+	struct ibv_wc wc = { .status = 0 };
+	bool got;
+	int st;
+
+	p = vt_pair(IBV_QPT_RC, 0);
+	st = vt_remote_rdma(&p, IBV_WR_RDMA_WRITE, rmr.id, (uintptr_t)mr->addr, mr->rkey + 1, 64);
+	got = async(&ev, VT_WAIT_MS);
+	vt_check(st == IBV_WC_REM_ACCESS_ERR && got && ev.event_type == IBV_EVENT_QP_ACCESS_ERR &&
+		 ev.element.qp == p.qp && qp_in_error(p.qp),
+		 "a WRITE to us under a bad R_Key: IBV_EVENT_QP_ACCESS_ERR for our QP, now in ERR",
+		 "peer's status %d, event %d", st, got ? (int)ev.event_type : -1);
+	if (got)
+		ibv_ack_async_event(&ev);
+	vt_check(!async(&ev, 300), "one event", "event %d", ev.event_type);
+	vt_check(ibv_destroy_qp(p.qp) == 0, "destroyed after its event was acknowledged", "failed");
+
+	p = vt_pair(IBV_QPT_RC, 0);
+	st = vt_remote_rdma(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, rmr.id, (uintptr_t)mr->addr + 4,
+			    mr->rkey, 8);
+	got = async(&ev, VT_WAIT_MS);
+	vt_check(st == IBV_WC_REM_INV_REQ_ERR && got && ev.event_type == IBV_EVENT_QP_REQ_ERR &&
+		 ev.element.qp == p.qp && qp_in_error(p.qp),
+		 "an atomic to us at an address not 8-byte aligned: IBV_EVENT_QP_REQ_ERR, QP in ERR",
+		 "peer's status %d, event %d", st, got ? (int)ev.event_type : -1);
+	if (got)
+		ibv_ack_async_event(&ev);
+	vt_check(ibv_destroy_qp(p.qp) == 0, "destroyed", "failed");
+
+	p = vt_pair(IBV_QPT_RC, 0);
+	vt_recv(p.qp, 7, (uintptr_t)mr->addr, 16, mr->lkey);
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 100, 0);
+	vt_check(st == IBV_WC_REM_INV_REQ_ERR && vt_wait(p.cq, &wc, VT_WAIT_MS) && wc.wr_id == 7 &&
+		 wc.status == IBV_WC_LOC_LEN_ERR && qp_in_error(p.qp) && !async(&ev, 300),
+		 "a SEND longer than our receive: IBV_WC_LOC_LEN_ERR on that WQE, no async event",
+		 "peer's status %d, ours %d", st, wc.status);
+	vt_check(ibv_destroy_qp(p.qp) == 0 && ibv_dereg_mr(mr) == 0, "destroyed", "failed");
+}
+
+/*
+ * IBV_EVENT_COMM_EST: the first packet our RC QP accepts while in RTR (its
+ * peer is already in RTS), once; the receive completes as usual.
+ */
+static void
+comm_est(void)
+{
+	struct vt_pair p = { .cq = vt_cq(8) };
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_RTS, .timeout = 12, .retry_cnt = 3,
+				 .rnr_retry = 3, .max_rd_atomic = 4 };
+	struct ibv_async_event ev = { .event_type = 0 };
+	struct ibv_wc wc = { .status = 0 };
+	bool got;
+	int st;
+
+	p.qp = vt_qp(IBV_QPT_RC, p.cq);
+	p.r = vt_remote_qp_to(p.qp, IBV_QPS_RTR);
+	vt_check(!async(&ev, 200), "RTR alone: no event", "event %d", ev.event_type);
+	vt_recv(p.qp, 1, (uintptr_t)lmr->addr, 64, lmr->lkey);
+	vt_recv(p.qp, 2, (uintptr_t)lmr->addr, 64, lmr->lkey);
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 16, 0);
+	got = async(&ev, VT_WAIT_MS);
+	vt_check(st == IBV_WC_SUCCESS && got && ev.event_type == IBV_EVENT_COMM_EST &&
+		 ev.element.qp == p.qp && vt_wait(p.cq, &wc, VT_WAIT_MS) && wc.wr_id == 1 &&
+		 wc.status == IBV_WC_SUCCESS,
+		 "a SEND reaching our QP in RTR: received, and IBV_EVENT_COMM_EST for the QP",
+		 "peer's status %d, event %d", st, got ? (int)ev.event_type : -1);
+	if (got)
+		ibv_ack_async_event(&ev);
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 16, 0);
+	vt_check(st == IBV_WC_SUCCESS && !async(&ev, 300), "a second one: no second event",
+		 "status %d, event %d", st, ev.event_type);
+	vt_check(ibv_modify_qp(p.qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) == 0 &&
+		 ibv_destroy_qp(p.qp) == 0, "then RTS, and destroyed", "failed");
+}
+
 /* The interface holding the IPv4 address of our GID (in this namespace). */
 static bool
 gid_iface(char name[IFNAMSIZ])
@@ -328,6 +428,8 @@ drive(void)
 	cq_overrun();
 	sq_drained();
 	last_wqe();
+	responder_errors();
+	comm_est();
 	port_events();
 }
 

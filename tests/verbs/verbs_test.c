@@ -103,6 +103,13 @@ vt_qp(enum ibv_qp_type type, struct ibv_cq *cq)
 void
 vt_qp_up(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid)
 {
+	vt_qp_up_to(qp, dest_qpn, dgid, IBV_QPS_RTS);
+}
+
+void
+vt_qp_up_to(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+	    enum ibv_qp_state last)
+{
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
@@ -134,6 +141,8 @@ vt_qp_up(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid)
 		}
 	}
 	vt_require(ibv_modify_qp(qp, &a, mask) == 0, "modify_qp RTR");
+	if (last == IBV_QPS_RTR)
+		return;
 	a.qp_state = IBV_QPS_RTS;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (qp->qp_type == IBV_QPT_RC) {
@@ -257,6 +266,12 @@ vt_call(uint32_t cmd, uint32_t id, const uint64_t *a, unsigned int na, const voi
 struct vt_remote_qp
 vt_remote_qp(struct ibv_qp *qp)
 {
+	return vt_remote_qp_to(qp, IBV_QPS_RTS);
+}
+
+struct vt_remote_qp
+vt_remote_qp_to(struct ibv_qp *qp, enum ibv_qp_state last)
+{
 	uint64_t a[2] = { qp->qp_type };
 	struct vt_remote_qp r;
 	struct vt_msg m = vt_call(VT_QP_NEW, 0, a, 1, NULL, 0);
@@ -268,7 +283,7 @@ vt_remote_qp(struct ibv_qp *qp)
 	a[0] = qp->qp_num;
 	m = vt_call(VT_QP_UP, r.id, a, 1, &vt.gid, sizeof(vt.gid));
 	vt_require(m.status == 0, "remote QP up");
-	vt_qp_up(qp, r.qpn, &r.gid);
+	vt_qp_up_to(qp, r.qpn, &r.gid, last);
 	return r;
 }
 

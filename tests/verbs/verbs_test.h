@@ -64,6 +64,9 @@ struct ibv_qp *vt_qp(enum ibv_qp_type type, struct ibv_cq *cq);
 struct ibv_qp *vt_qp_ex(enum ibv_qp_type type, struct ibv_cq *cq, uint64_t send_ops_flags);
 /** RESET -> RTS; RC/UC towards @p dest_qpn at @p dgid; UD with VT_QKEY. */
 void vt_qp_up(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid);
+/** As vt_qp_up(), stopping at @p last (IBV_QPS_RTR or IBV_QPS_RTS). */
+void vt_qp_up_to(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+		 enum ibv_qp_state last);
 /** An address handle towards @p dgid. */
 struct ibv_ah *vt_ah(const union ibv_gid *dgid);
 /** Register @p len fresh zeroed bytes (page-aligned) with @p access. */
@@ -126,6 +129,8 @@ struct vt_remote_qp {
 	union ibv_gid gid;
 };
 struct vt_remote_qp vt_remote_qp(struct ibv_qp *qp);
+/** As vt_remote_qp(), bringing local @p qp only up to @p last. */
+struct vt_remote_qp vt_remote_qp_to(struct ibv_qp *qp, enum ibv_qp_state last);
 
 /** A local QP of @p type (with @p send_ops_flags if not 0) and its agent peer, both in RTS. */
 struct vt_pair {

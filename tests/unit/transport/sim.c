@@ -219,12 +219,13 @@ sim_xmit(void *ctx, struct droce_tqp *qp, struct droce_pkt *pkt, const struct dr
 }
 
 static void
-sim_qp_error(void *ctx, struct droce_tqp *qp)
+sim_qp_error(void *ctx, struct droce_tqp *qp, enum droce_tqp_fault why)
 {
 	struct sim_node *n = ctx;
 	unsigned int i = qp_index(qp);
 
 	n->qp_error[i] = true;
+	n->qp_fault[i] = why;
 	/* the owner flushes the receive queue (not an SRQ) */
 	while (n->rq_head[i] != n->rq_tail[i]) {
 		struct droce_recv_wqe *w = &n->rq[i][n->rq_head[i]++ % SIM_RQ_SIZE];

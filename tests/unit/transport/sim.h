@@ -57,6 +57,7 @@ struct sim_node {
 	struct sim_cq scq[SIM_MAX_QP];
 	struct sim_cq rcq[SIM_MAX_QP];
 	bool qp_error[SIM_MAX_QP];
+	enum droce_tqp_fault qp_fault[SIM_MAX_QP];	/* why, as qp_error said */
 	struct sim_mr mr[SIM_MAX_MR];
 	unsigned int nmr;
 };

@@ -221,6 +221,9 @@ START_TEST(test_protection_violation_naks_and_leaves_target_untouched)
 	/* class C: both ends go to the error state */
 	ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_ERR);
 	ck_assert_int_eq(p.sim->node[1].qp[0].state, DROCE_TQP_ERR);
+	/* the requester's completion says it; the responder's owner hears an async error */
+	ck_assert_int_eq(p.sim->node[0].qp_fault[0], DROCE_TQP_FAULT_NONE);
+	ck_assert_int_eq(p.sim->node[1].qp_fault[0], DROCE_TQP_FAULT_ACCESS);
 	free(snapshot);
 	test_pair_teardown(&p);
 }
@@ -242,6 +245,34 @@ START_TEST(test_misaligned_atomic_is_invalid_request)
 	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
 	ck_assert_uint_eq(c.status, IBV_WC_REM_INV_REQ_ERR);
 	ck_assert_uint_eq(log.invreq_naks, 1);
+	ck_assert_int_eq(p.sim->node[1].qp[0].state, DROCE_TQP_ERR);
+	ck_assert(p.sim->node[1].qp_error[0]);
+	ck_assert_int_eq(p.sim->node[1].qp_fault[0], DROCE_TQP_FAULT_INV_REQ);
+	test_pair_teardown(&p);
+}
+END_TEST
+
+/* the receive WQE reports it (IBV_WC_LOC_LEN_ERR): no async error besides */
+START_TEST(test_send_longer_than_the_receive_buffer)
+{
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_send_wqe w;
+	struct droce_cqe c;
+
+	pair_setup(&p, &log);
+	sim_post_recv(&p.sim->node[1], 0, 5, p.buf[1], 16, p.key[1]);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 100, p.key[0]);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_REM_INV_REQ_ERR);
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.wr_id, 5);
+	ck_assert_uint_eq(c.status, IBV_WC_LOC_LEN_ERR);
+	ck_assert_int_eq(p.sim->node[1].qp[0].state, DROCE_TQP_ERR);
+	ck_assert(p.sim->node[1].qp_error[0]);
+	ck_assert_int_eq(p.sim->node[1].qp_fault[0], DROCE_TQP_FAULT_NONE);
 	test_pair_teardown(&p);
 }
 END_TEST
@@ -474,6 +505,7 @@ tcase_transport_errors(void)
 	tcase_add_loop_test(tc, test_protection_violation_naks_and_leaves_target_untouched, 0,
 			    PROT_COUNT);
 	tcase_add_test(tc, test_misaligned_atomic_is_invalid_request);
+	tcase_add_test(tc, test_send_longer_than_the_receive_buffer);
 	tcase_add_test(tc, test_retry_exhaustion_after_retry_cnt_timeouts);
 	tcase_add_test(tc, test_one_nak_per_sequence_gap);
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);
