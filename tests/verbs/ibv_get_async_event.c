@@ -239,6 +239,20 @@ qp_in_error(struct ibv_qp *qp)
 	return ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR;
 }
 
+/* The type of the next event, acknowledged, if it is for @p qp; else -1. */
+static int
+qp_event(struct ibv_qp *qp)
+{
+	struct ibv_async_event ev;
+	int type;
+
+	if (!async(&ev, VT_WAIT_MS))
+		return -1;
+	type = ev.element.qp == qp ? (int)ev.event_type : -1;
+	ibv_ack_async_event(&ev);
+	return type;
+}
+
 /*
  * The responder's errors (IBA 11.6.3.1): a request no receive WQE can report
  * fails our QP with an affiliated event -- IBV_EVENT_QP_ACCESS_ERR for a bad
@@ -253,31 +267,24 @@ responder_errors(void)
 	struct ibv_async_event ev = { .event_type = 0 };
 	struct vt_pair p;
 	struct ibv_wc wc = { .status = 0 };
-	bool got;
-	int st;
+	int st, e;
 
 	p = vt_pair(IBV_QPT_RC, 0);
 	st = vt_remote_rdma(&p, IBV_WR_RDMA_WRITE, rmr.id, (uintptr_t)mr->addr, mr->rkey + 1, 64);
-	got = async(&ev, VT_WAIT_MS);
-	vt_check(st == IBV_WC_REM_ACCESS_ERR && got && ev.event_type == IBV_EVENT_QP_ACCESS_ERR &&
-		 ev.element.qp == p.qp && qp_in_error(p.qp),
+	e = qp_event(p.qp);
+	vt_check(st == IBV_WC_REM_ACCESS_ERR && e == IBV_EVENT_QP_ACCESS_ERR && qp_in_error(p.qp),
 		 "a WRITE to us under a bad R_Key: IBV_EVENT_QP_ACCESS_ERR for our QP, now in ERR",
-		 "peer's status %d, event %d", st, got ? (int)ev.event_type : -1);
-	if (got)
-		ibv_ack_async_event(&ev);
+		 "peer's status %d, event %d", st, e);
 	vt_check(!async(&ev, 300), "one event", "event %d", ev.event_type);
 	vt_check(ibv_destroy_qp(p.qp) == 0, "destroyed after its event was acknowledged", "failed");
 
 	p = vt_pair(IBV_QPT_RC, 0);
 	st = vt_remote_rdma(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, rmr.id, (uintptr_t)mr->addr + 4,
 			    mr->rkey, 8);
-	got = async(&ev, VT_WAIT_MS);
-	vt_check(st == IBV_WC_REM_INV_REQ_ERR && got && ev.event_type == IBV_EVENT_QP_REQ_ERR &&
-		 ev.element.qp == p.qp && qp_in_error(p.qp),
+	e = qp_event(p.qp);
+	vt_check(st == IBV_WC_REM_INV_REQ_ERR && e == IBV_EVENT_QP_REQ_ERR && qp_in_error(p.qp),
 		 "an atomic to us at an address not 8-byte aligned: IBV_EVENT_QP_REQ_ERR, QP in ERR",
-		 "peer's status %d, event %d", st, got ? (int)ev.event_type : -1);
-	if (got)
-		ibv_ack_async_event(&ev);
+		 "peer's status %d, event %d", st, e);
 	vt_check(ibv_destroy_qp(p.qp) == 0, "destroyed", "failed");
 
 	p = vt_pair(IBV_QPT_RC, 0);
@@ -302,8 +309,7 @@ comm_est(void)
 				 .rnr_retry = 3, .max_rd_atomic = 4 };
 	struct ibv_async_event ev = { .event_type = 0 };
 	struct ibv_wc wc = { .status = 0 };
-	bool got;
-	int st;
+	int st, e;
 
 	p.qp = vt_qp(IBV_QPT_RC, p.cq);
 	p.r = vt_remote_qp_to(p.qp, IBV_QPS_RTR);
@@ -311,14 +317,11 @@ comm_est(void)
 	vt_recv(p.qp, 1, (uintptr_t)lmr->addr, 64, lmr->lkey);
 	vt_recv(p.qp, 2, (uintptr_t)lmr->addr, 64, lmr->lkey);
 	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 16, 0);
-	got = async(&ev, VT_WAIT_MS);
-	vt_check(st == IBV_WC_SUCCESS && got && ev.event_type == IBV_EVENT_COMM_EST &&
-		 ev.element.qp == p.qp && vt_wait(p.cq, &wc, VT_WAIT_MS) && wc.wr_id == 1 &&
-		 wc.status == IBV_WC_SUCCESS,
+	e = qp_event(p.qp);
+	vt_check(st == IBV_WC_SUCCESS && e == IBV_EVENT_COMM_EST && vt_wait(p.cq, &wc, VT_WAIT_MS) &&
+		 wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
 		 "a SEND reaching our QP in RTR: received, and IBV_EVENT_COMM_EST for the QP",
-		 "peer's status %d, event %d", st, got ? (int)ev.event_type : -1);
-	if (got)
-		ibv_ack_async_event(&ev);
+		 "peer's status %d, event %d", st, e);
 	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 16, 0);
 	vt_check(st == IBV_WC_SUCCESS && !async(&ev, 300), "a second one: no second event",
 		 "status %d, event %d", st, ev.event_type);
