@@ -168,6 +168,27 @@ START_TEST(test_rnr_retry_7_retries_forever)
 }
 END_TEST
 
+/* Post @p w on node 0; its completion has @p status. */
+static void
+post_refused(struct test_pair *p, const struct droce_send_wqe *w, enum ibv_wc_status status)
+{
+	struct droce_cqe c;
+
+	droce_tqp_post_send(&p->sim->node[0].qp[0], w);
+	ck_assert(test_wait(p->sim, &p->sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p->sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, status);
+}
+
+/* The responder (node 1) failed its QP, telling its owner @p why. */
+static void
+responder_failed(struct test_pair *p, enum droce_tqp_fault why)
+{
+	ck_assert_int_eq(p->sim->node[1].qp[0].state, DROCE_TQP_ERR);
+	ck_assert(p->sim->node[1].qp_error[0]);
+	ck_assert_int_eq(p->sim->node[1].qp_fault[0], why);
+}
+
 /* Protection failures: each gets NAK remote access error and leaves the target alone. */
 enum prot_case { PROT_WRITE_PAST_END, PROT_WRITE_NO_ACCESS, PROT_READ_STALE_KEY,
 		 PROT_ATOMIC_BAD_KEY, PROT_COUNT };
@@ -177,7 +198,6 @@ START_TEST(test_protection_violation_naks_and_leaves_target_untouched)
 	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
-	struct droce_cqe c;
 	uint8_t *snapshot = malloc(BUF_BYTES);
 	uint8_t ro[256];
 	uint32_t ro_key;
@@ -211,19 +231,15 @@ START_TEST(test_protection_violation_naks_and_leaves_target_untouched)
 		w.compare_add = 1;
 		break;
 	}
-	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
-	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
-	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
-	ck_assert_uint_eq(c.status, IBV_WC_REM_ACCESS_ERR);
+	post_refused(&p, &w, IBV_WC_REM_ACCESS_ERR);
 	ck_assert_uint_eq(log.access_naks, 1);
 	ck_assert_mem_eq(p.buf[1], snapshot, BUF_BYTES);
 	ck_assert_uint_eq(ro[0], 0x33);
-	/* class C: both ends go to the error state */
+	/* class C: both ends go to the error state; the requester's completion
+	 * says why, the responder's owner hears an async error */
 	ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_ERR);
-	ck_assert_int_eq(p.sim->node[1].qp[0].state, DROCE_TQP_ERR);
-	/* the requester's completion says it; the responder's owner hears an async error */
 	ck_assert_int_eq(p.sim->node[0].qp_fault[0], DROCE_TQP_FAULT_NONE);
-	ck_assert_int_eq(p.sim->node[1].qp_fault[0], DROCE_TQP_FAULT_ACCESS);
+	responder_failed(&p, DROCE_TQP_FAULT_ACCESS);
 	free(snapshot);
 	test_pair_teardown(&p);
 }
@@ -234,20 +250,14 @@ START_TEST(test_misaligned_atomic_is_invalid_request)
 	struct test_pair p;
 	struct wire_log log;
 	struct droce_send_wqe w;
-	struct droce_cqe c;
 
 	pair_setup(&p, &log);
 	w = test_wqe(IBV_WR_ATOMIC_CMP_AND_SWP, 1, p.buf[0], 8, p.key[0]);
 	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 4;
 	w.rkey = p.key[1];
-	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
-	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
-	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
-	ck_assert_uint_eq(c.status, IBV_WC_REM_INV_REQ_ERR);
+	post_refused(&p, &w, IBV_WC_REM_INV_REQ_ERR);
 	ck_assert_uint_eq(log.invreq_naks, 1);
-	ck_assert_int_eq(p.sim->node[1].qp[0].state, DROCE_TQP_ERR);
-	ck_assert(p.sim->node[1].qp_error[0]);
-	ck_assert_int_eq(p.sim->node[1].qp_fault[0], DROCE_TQP_FAULT_INV_REQ);
+	responder_failed(&p, DROCE_TQP_FAULT_INV_REQ);
 	test_pair_teardown(&p);
 }
 END_TEST
@@ -263,16 +273,11 @@ START_TEST(test_send_longer_than_the_receive_buffer)
 	pair_setup(&p, &log);
 	sim_post_recv(&p.sim->node[1], 0, 5, p.buf[1], 16, p.key[1]);
 	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 100, p.key[0]);
-	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
-	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
-	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
-	ck_assert_uint_eq(c.status, IBV_WC_REM_INV_REQ_ERR);
+	post_refused(&p, &w, IBV_WC_REM_INV_REQ_ERR);
 	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
 	ck_assert_uint_eq(c.wr_id, 5);
 	ck_assert_uint_eq(c.status, IBV_WC_LOC_LEN_ERR);
-	ck_assert_int_eq(p.sim->node[1].qp[0].state, DROCE_TQP_ERR);
-	ck_assert(p.sim->node[1].qp_error[0]);
-	ck_assert_int_eq(p.sim->node[1].qp_fault[0], DROCE_TQP_FAULT_NONE);
+	responder_failed(&p, DROCE_TQP_FAULT_NONE);
 	test_pair_teardown(&p);
 }
 END_TEST
