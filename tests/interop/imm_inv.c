@@ -8,8 +8,8 @@
  * system rdma-core, so the same binary runs on droce (through droce-run)
  * and in the rxe guest.
  *
- *   imm_inv [-d DEV] [-g GIDX] [-m MTU] [-n ITERS] [-p PORT] [-l]          server
- *   imm_inv [-d DEV] [-g GIDX] [-m MTU] [-n ITERS] [-p PORT] [-l] HOST     client
+ *   imm_inv [-d DEV] [-g GIDX] [-m MTU] [-n ITERS] [-p PORT] [-l] [-w]          server
+ *   imm_inv [-d DEV] [-g GIDX] [-m MTU] [-n ITERS] [-p PORT] [-l] [-w] HOST     client
  *
  * Two RC QP pairs, one per direction: first the client sends and the
  * server receives, then the other way round, so each side plays both
@@ -31,6 +31,11 @@
  * (it copies the kernel's IB_WC_WITH_INVALIDATE, 4, which is user space's
  * IBV_WC_IP_CSUM_OK), against the man page. On an rxe device a missing flag
  * is reported, not failed; the rkey value is still checked.
+ *
+ * -w: this side posts its WRITEs, SENDs and binds through the ibv_wr_* API
+ * (ibv_create_qp_ex with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) instead of
+ * ibv_post_send; the wire must not tell the difference. (Only for droce:
+ * rdma-core 44's rxe provider gets parts of that API wrong.)
  *
  * -l (lossy link): the one NAK answering step 6 may be lost, and the
  * responder, in the error state after it, rightly drops the retries
@@ -75,11 +80,13 @@ struct opts {
 	int iters;
 	int port;
 	bool lossy;
+	bool wr_api;		/* -w: post through ibv_wr_* */
 };
 
 /* One RC QP with its own CQ, and what the peer told us about its end. */
 struct link {
 	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;	/* with -w */
 	struct ibv_cq *cq;
 	uint32_t psn;
 	uint32_t rqpn;
@@ -279,7 +286,7 @@ open_dev(struct ctx *c)
 static void
 link_create(struct ctx *c, struct link *l)
 {
-	struct ibv_qp_init_attr init = { 0 };
+	struct ibv_qp_init_attr_ex init = { 0 };
 	struct ibv_qp_attr a = { 0 };
 
 	l->cq = ibv_create_cq(c->ctx, 4 * MAX_ITERS + 16, NULL, NULL, 0);
@@ -289,9 +296,19 @@ link_create(struct ctx *c, struct link *l)
 	init.qp_type = IBV_QPT_RC;
 	init.cap.max_send_wr = init.cap.max_recv_wr = 2 * MAX_ITERS + 16;
 	init.cap.max_send_sge = init.cap.max_recv_sge = 1;
-	l->qp = ibv_create_qp(c->pd, &init);
+	init.comp_mask = IBV_QP_INIT_ATTR_PD;
+	init.pd = c->pd;
+	if (c->o.wr_api) {
+		init.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		init.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+				      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				      IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW;
+	}
+	l->qp = ibv_create_qp_ex(c->ctx, &init);
 	if (l->qp == NULL)
 		die("create qp");
+	if (c->o.wr_api && (l->qpx = ibv_qp_to_qp_ex(l->qp)) == NULL)
+		die("ibv_qp_to_qp_ex");
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
@@ -390,6 +407,22 @@ post_send(struct link *l, enum ibv_wr_opcode op, struct ibv_sge *sge, uint64_t r
 {
 	struct ibv_send_wr wr = { 0 }, *bad;
 
+	if (l->qpx != NULL) {
+		ibv_wr_start(l->qpx);
+		l->qpx->wr_id = 0;
+		l->qpx->wr_flags = IBV_SEND_SIGNALED;
+		if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+			ibv_wr_rdma_write_imm(l->qpx, rkey, raddr, htonl(extra));
+		else if (op == IBV_WR_SEND_WITH_INV)
+			ibv_wr_send_inv(l->qpx, extra);
+		else
+			ibv_wr_rdma_write(l->qpx, rkey, raddr);
+		ibv_wr_set_sge(l->qpx, sge->lkey, sge->addr, sge->length);
+		errno = ibv_wr_complete(l->qpx);
+		if (errno)
+			die("ibv_wr_complete");
+		return;
+	}
 	wr.opcode = op;
 	wr.sg_list = sge;
 	wr.num_sge = 1;
@@ -495,6 +528,26 @@ bind_window(struct link *l, struct ibv_mw *mw, struct ibv_mr *mr, uint8_t *p)
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_wc wc;
 
+	if (l->qpx != NULL) {
+		struct ibv_mw_bind_info bi = { .mr = mr, .addr = (uintptr_t)p, .length = WIN,
+					       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		uint32_t rkey = ibv_inc_rkey(mw->rkey);
+
+		ibv_wr_start(l->qpx);
+		l->qpx->wr_id = 0;
+		l->qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_bind_mw(l->qpx, mw, rkey, &bi);
+		errno = ibv_wr_complete(l->qpx);
+		if (errno)
+			die("ibv_wr_complete bind mw");
+		poll_one(l, &wc);
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_BIND_MW) {
+			fprintf(stderr, "imm_inv: ibv_wr_bind_mw: %s, opcode %d\n",
+				ibv_wc_status_str(wc.status), wc.opcode);
+			exit(2);
+		}
+		return rkey;
+	}
 	wr.opcode = IBV_WR_BIND_MW;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.bind_mw.mw = mw;
@@ -627,7 +680,7 @@ main(int argc, char **argv)
 	struct ctx c = { .o = { .gidx = 1, .mtu = IBV_MTU_1024, .iters = 20, .port = 18600 } };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:lm:n:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:lm:n:p:w")) != -1) {
 		switch (opt) {
 		case 'd': c.o.dev = optarg; break;
 		case 'g': c.o.gidx = atoi(optarg); break;
@@ -635,9 +688,10 @@ main(int argc, char **argv)
 		case 'm': c.o.mtu = mtu_enum(atoi(optarg)); break;
 		case 'n': c.o.iters = atoi(optarg); break;
 		case 'p': c.o.port = atoi(optarg); break;
+		case 'w': c.o.wr_api = true; break;
 		default:
 			fprintf(stderr, "usage: imm_inv [-d DEV] [-g GIDX] [-m MTU] [-n ITERS] "
-				"[-p PORT] [-l] [HOST]\n");
+				"[-p PORT] [-l] [-w] [HOST]\n");
 			return 2;
 		}
 	}

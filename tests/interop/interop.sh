@@ -8,7 +8,8 @@
 # kernel keeps ARP and TCP while nftables keeps UDP 4791 away from it.
 # Three phases, each with its own droced and capture (doc/interop.md):
 #   base   MTU 1500: Debian's tools, WRITE_WITH_IMM / SEND_WITH_INV
-#          (imm_inv), UD multicast with members on both sides
+#          (imm_inv, droce posting also through ibv_wr_*), UD multicast with
+#          members on both sides
 #   fault  droced behind its fault port (loss, duplication, reordering,
 #          corruption, both directions): perftest and imm_inv
 #   jumbo  the VM rebooted with RXE_MTU=9000, rxehost at 9000: path MTU 4096
@@ -192,6 +193,9 @@ for role in as_client as_server; do
 	$role "ib_read_lat" "ib_read_lat -n 100" "-x"
 	$role "WRITE_WITH_IMM + SEND_WITH_INV" "$build/tests/interop/imm_inv -n 20" "-g" \
 		"/host/interop/imm_inv -n 20"
+	# the same, droce posting through the ibv_wr_* API (rxe's provider cannot)
+	$role "WRITE_WITH_IMM + SEND_WITH_INV, droce via ibv_wr_*" \
+		"$build/tests/interop/imm_inv -w -n 20" "-g" "/host/interop/imm_inv -n 20"
 done
 mcast droce 239.1.2.3
 mcast rxe 239.1.2.4
