@@ -528,26 +528,6 @@ bind_window(struct link *l, struct ibv_mw *mw, struct ibv_mr *mr, uint8_t *p)
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_wc wc;
 
-	if (l->qpx != NULL) {
-		struct ibv_mw_bind_info bi = { .mr = mr, .addr = (uintptr_t)p, .length = WIN,
-					       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
-		uint32_t rkey = ibv_inc_rkey(mw->rkey);
-
-		ibv_wr_start(l->qpx);
-		l->qpx->wr_id = 0;
-		l->qpx->wr_flags = IBV_SEND_SIGNALED;
-		ibv_wr_bind_mw(l->qpx, mw, rkey, &bi);
-		errno = ibv_wr_complete(l->qpx);
-		if (errno)
-			die("ibv_wr_complete bind mw");
-		poll_one(l, &wc);
-		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_BIND_MW) {
-			fprintf(stderr, "imm_inv: ibv_wr_bind_mw: %s, opcode %d\n",
-				ibv_wc_status_str(wc.status), wc.opcode);
-			exit(2);
-		}
-		return rkey;
-	}
 	wr.opcode = IBV_WR_BIND_MW;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.bind_mw.mw = mw;
@@ -556,12 +536,22 @@ bind_window(struct link *l, struct ibv_mw *mw, struct ibv_mr *mr, uint8_t *p)
 	wr.bind_mw.bind_info.addr = (uintptr_t)p;
 	wr.bind_mw.bind_info.length = WIN;
 	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (ibv_post_send(l->qp, &wr, &bad))
+	if (l->qpx != NULL) {
+		ibv_wr_start(l->qpx);
+		l->qpx->wr_id = 0;
+		l->qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_bind_mw(l->qpx, mw, wr.bind_mw.rkey, &wr.bind_mw.bind_info);
+		errno = ibv_wr_complete(l->qpx);
+		if (errno)
+			die("ibv_wr_complete bind mw");
+	} else if (ibv_post_send(l->qp, &wr, &bad)) {
 		die("post bind mw");
+	}
 	poll_one(l, &wc);
 	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_BIND_MW) {
-		fprintf(stderr, "imm_inv: bind mw: %s, opcode %d\n",
-			ibv_wc_status_str(wc.status), wc.opcode);
+		fprintf(stderr, "imm_inv: bind mw%s: %s, opcode %d\n",
+			l->qpx != NULL ? " (ibv_wr_bind_mw)" : "", ibv_wc_status_str(wc.status),
+			wc.opcode);
 		exit(2);
 	}
 	return wr.bind_mw.rkey;
