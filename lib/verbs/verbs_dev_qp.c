@@ -800,7 +800,7 @@ dev_qp_drain(struct droce_dev *dev, struct dev_qp *qp, uint64_t now)
 		DEV_CNT(dev, BAD_RING);
 		qp->sq.idx = prod;	/* impossible index: this QP fails, nothing else */
 		droce_tqp_set_state(&qp->tqp, DROCE_TQP_ERR, 0, 0);
-		ops_qp_error(dev, &qp->tqp, DROCE_TQP_FAULT_NONE);
+		qp_entered_error(qp);
 		dev_async_event(qp->o.cl, IBV_EVENT_QP_FATAL, qp->o.handle);
 		return;
 	}

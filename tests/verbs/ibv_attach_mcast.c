@@ -200,6 +200,19 @@ member(const union ibv_gid *g, uint32_t create_flags, struct ibv_cq **rcq, int b
 	return qp;
 }
 
+/* @p from sends message @p id to the group; got[i]: the copies on rcq[i]. */
+static void
+send_and_count(struct ibv_qp *from, struct ibv_ah *ah, uint64_t id, struct ibv_cq *const rcq[3],
+	       int got[3])
+{
+	struct vt_pair sender = { .qp = from };
+	int i;
+
+	send_group(&sender, ah, id);
+	for (i = 0; i < 3; i++)
+		got[i] = local_copies(rcq[i]);
+}
+
 /*
  * IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (ibv_create_qp_ex(3)): a sender that is
  * a member gets no copy of its own message with it, one without it; other
@@ -214,26 +227,18 @@ self_loopback(void)
 	struct ibv_qp *plain = member(&g, 0, &rplain, 4);
 	struct ibv_qp *other = member(&g, 0, &rother, 8);
 	struct ibv_ah *ah = group_ah(&g);
-	struct vt_pair sender = { 0 };
-	int nb, np, no;
+	struct ibv_cq *const rcq[3] = { rblock, rplain, rother };
+	int got[3];
 
 	vt_require(ah != NULL, "group AH");
-	sender.qp = block;
-	send_group(&sender, ah, 1);
-	nb = local_copies(rblock);
-	no = local_copies(rother);
-	np = local_copies(rplain);
-	vt_check(nb == 0 && np == 1 && no == 1,
+	send_and_count(block, ah, 1, rcq, got);
+	vt_check(got[0] == 0 && got[1] == 1 && got[2] == 1,
 		 "BLOCK_SELF_MCAST_LB: the sender gets no copy, the other members one each",
-		 "self %d others %d %d", nb, np, no);
-	sender.qp = plain;
-	send_group(&sender, ah, 2);
-	np = local_copies(rplain);
-	nb = local_copies(rblock);
-	no = local_copies(rother);
-	vt_check(np == 1 && nb == 1 && no == 1,
+		 "self %d others %d %d", got[0], got[1], got[2]);
+	send_and_count(plain, ah, 2, rcq, got);
+	vt_check(got[1] == 1 && got[0] == 1 && got[2] == 1,
 		 "without it, a member that sends gets its own copy too", "self %d others %d %d",
-		 np, nb, no);
+		 got[1], got[0], got[2]);
 	{
 		struct ibv_qp_init_attr_ex a = {
 			.send_cq = rother, .recv_cq = rother, .qp_type = IBV_QPT_UD,

@@ -305,8 +305,6 @@ static void
 comm_est(void)
 {
 	struct vt_pair p = { .cq = vt_cq(8) };
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_RTS, .timeout = 12, .retry_cnt = 3,
-				 .rnr_retry = 3, .max_rd_atomic = 4 };
 	struct ibv_async_event ev = { .event_type = 0 };
 	struct ibv_wc wc = { .status = 0 };
 	int st, e;
@@ -325,9 +323,8 @@ comm_est(void)
 	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 16, 0);
 	vt_check(st == IBV_WC_SUCCESS && !async(&ev, 300), "a second one: no second event",
 		 "status %d, event %d", st, ev.event_type);
-	vt_check(ibv_modify_qp(p.qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) == 0 &&
-		 ibv_destroy_qp(p.qp) == 0, "then RTS, and destroyed", "failed");
+	vt_qp_rts(p.qp);
+	vt_check(ibv_destroy_qp(p.qp) == 0, "then RTS, and destroyed", "failed");
 }
 
 /* The interface holding the IPv4 address of our GID (in this namespace). */

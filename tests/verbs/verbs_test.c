@@ -141,10 +141,16 @@ vt_qp_up_to(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 		}
 	}
 	vt_require(ibv_modify_qp(qp, &a, mask) == 0, "modify_qp RTR");
-	if (last == IBV_QPS_RTR)
-		return;
-	a.qp_state = IBV_QPS_RTS;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (last == IBV_QPS_RTS)
+		vt_qp_rts(qp);
+}
+
+void
+vt_qp_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+
 	if (qp->qp_type == IBV_QPT_RC) {
 		a.timeout = 12;
 		a.retry_cnt = 3;

@@ -67,6 +67,8 @@ void vt_qp_up(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid);
 /** As vt_qp_up(), stopping at @p last (IBV_QPS_RTR or IBV_QPS_RTS). */
 void vt_qp_up_to(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 		 enum ibv_qp_state last);
+/** RTR -> RTS (the rest of vt_qp_up()). */
+void vt_qp_rts(struct ibv_qp *qp);
 /** An address handle towards @p dgid. */
 struct ibv_ah *vt_ah(const union ibv_gid *dgid);
 /** Register @p len fresh zeroed bytes (page-aligned) with @p access. */
