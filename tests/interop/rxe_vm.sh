@@ -221,8 +221,8 @@ cmd_boot() {
 	t=0
 	until [ -e "$d/share/ready" ]; do
 		if ! qemu_pid "$name" >/dev/null || [ $t -ge $((${RXE_BOOT_TIMEOUT:-300} * 10)) ]; then
-			tail -n 20 "$d/console.log" >&2
-			die "$name did not come up (console: $d/console.log)"
+			tail -n 20 "$d/console.log" "$d/qemu.log" >&2
+			die "$name did not come up"
 		fi
 		sleep 0.1
 		t=$((t + 1))
