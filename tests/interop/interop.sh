@@ -57,6 +57,8 @@ cleanup() {
 	"$R" down >/dev/null 2>&1
 }
 trap cleanup EXIT
+# meson's timeout sends SIGTERM: clean up then too (qemu runs detached)
+trap 'exit 1' HUP INT TERM
 
 boot() {	# phase, then extra environment for rxe_vm.sh (RXE_MTU=...)
 	p=$1
