@@ -51,7 +51,7 @@ cmd_deps() {
 		command -v "${c%%:*}" >/dev/null || missing="$missing ${c%%:*} (package ${c#*:})"
 	done
 	[ -c /dev/net/tun ] || missing="$missing /dev/net/tun"
-	[ -z "$missing" ] || lacks "$missing"
+	[ -z "$missing" ] || lacks "${missing# }"
 }
 
 # ---- build: $cache/kernel/{vmlinuz,modules/}, busybox, then initramfs.cpio
