@@ -3,9 +3,10 @@
 # Copyright(c) 2026 The droce authors
 #
 # droce against Linux Soft-RoCE (rdma_rxe) in a qemu VM, both roles:
-# ../shared/tools/rxe-vm/rxe-vm.sh boots the VM on a bridge in namespace
-# "rxe"; droced attaches to the host port rxehost (10.77.0.100), whose
-# kernel keeps ARP and TCP while nftables keeps UDP 4791 away from it.
+# rxe_vm.sh (next to this file) boots the VM on a bridge in namespace
+# $RXE_NETNS (default rxe); droced attaches to the host port rxehost
+# (10.77.0.100), whose kernel keeps ARP and TCP while nftables keeps UDP
+# 4791 away from it.
 # Three phases, each with its own droced and capture (doc/interop.md):
 #   base   MTU 1500: Debian's tools, WRITE_WITH_IMM / SEND_WITH_INV
 #          (imm_inv, droce posting also through ibv_wr_*), UD multicast with
@@ -14,24 +15,41 @@
 #          corruption, both directions): perftest and imm_inv
 #   jumbo  the VM rebooted with RXE_MTU=9000, rxehost at 9000: path MTU 4096
 # Every capture must pass droce-pcap verify and decode cleanly in tshark.
+# At the end of each phase droced must still run, hold no client object,
+# and exit 0 on SIGTERM.
 # Our test programs are built against the system rdma-core; the VM sees
-# BUILD_DIR/tests as /host (RXE_HOSTDIR) and runs the same binaries.
-#   interop.sh BUILD_DIR        (exit 77 without the harness, root or qemu)
+# the host's /usr and BUILD_DIR/tests at the same paths (RXE_HOSTDIR), so
+# it runs the same tools and binaries.
+#   interop.sh BUILD_DIR
+# It skips (exit 77) only before the first phase, naming what this machine
+# lacks (root, a tool, /dev/net/tun, Debian's archive for the VM's
+# kernel); from then on every problem, a VM that does not boot included,
+# is a failure.
 set -u
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
-R=${RXE_VM:-$top/../shared/tools/rxe-vm/rxe-vm.sh}
-[ -x "$R" ] || { echo "rxe-vm harness absent ($R): skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
-"$R" deps >/dev/null 2>&1 && "$R" build >/dev/null 2>&1 || { echo "cannot build the rxe VM: skipped"; exit 77; }
-command -v qemu-system-x86_64 >/dev/null || { echo "no qemu: skipped"; exit 77; }
-export RXE_HOSTDIR="$build/tests"
-
-sock=/tmp/droce-interop.sock
-dlog=/tmp/droce-interop.log
-out=/tmp/droce-interop	# .c .s: client and server output of the last run
-FAULT=seed=7,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both
+R=$top/tests/interop/rxe_vm.sh
+ns=${RXE_NETNS:-rxe}
+export RXE_NETNS="$ns" RXE_HOSTDIR="$build/tests"
+# droced's DPDK file prefix; the socket, log, outputs and captures in /tmp
+tag=droce-interop-$ns
+sock=/tmp/$tag.sock
+dlog=/tmp/$tag.log
+out=/tmp/$tag	# .c .s: client and server output of the last run
 t0=$(date +%s)
+
+[ "$(id -u)" = 0 ] || { echo "skipped: needs root"; exit 77; }
+for c in nft:nftables tshark:tshark ibv_rc_pingpong:ibverbs-utils ib_write_bw:perftest; do
+	command -v "${c%%:*}" >/dev/null || { echo "skipped: no ${c%%:*} (package ${c#*:})"; exit 77; }
+done
+r=$("$R" deps 2>&1) || { echo "skipped: ${r#rxe_vm: }"; exit 77; }
+"$R" build >$out.build 2>&1
+case $? in
+0) echo "     VM kernel and initramfs ready after $(($(date +%s) - t0)) s" ;;
+77) echo "skipped: $(sed -n 's/^rxe_vm: this machine/this machine/p' $out.build)"; exit 77 ;;
+*) echo "FAIL building the VM:"; tail -n 20 $out.build; exit 1 ;;
+esac
+FAULT=seed=7,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both
 dpid=
 cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
@@ -39,17 +57,21 @@ cleanup() {
 	"$R" down >/dev/null 2>&1
 }
 trap cleanup EXIT
+# meson's timeout sends SIGTERM: clean up then too (qemu runs detached)
+trap 'exit 1' HUP INT TERM
 
-boot() {	# extra environment for rxe-vm.sh (RXE_MTU=...)
-	env "$@" "$R" boot vm1 10.77.0.1/24 >/dev/null || { echo "the VM did not boot: skipped"; exit 77; }
-	gid=$("$R" gid vm1 | tail -n 1)
+boot() {	# phase, then extra environment for rxe_vm.sh (RXE_MTU=...)
+	p=$1
+	shift
+	env "$@" "$R" boot vm1 10.77.0.1/24 || { echo "FAIL the VM did not boot for phase $p"; exit 1; }
+	gid=$("$R" gid vm1)
 }
 droced_start() {	# extra droced options
 	# emptied here, not by the redirection: that happens in the child, after
 	# the wait below may already have read the last run's READY
 	: >"$dlog"
-	ip netns exec rxe "$build/app/droced/droced" --no-pci --no-huge -m 512 \
-		--file-prefix droce-interop -- --iface rxehost --ip 10.77.0.100/24 \
+	ip netns exec "$ns" "$build/app/droced/droced" --no-pci --no-huge -m 512 \
+		--file-prefix "$tag" -- --iface rxehost --ip 10.77.0.100/24 \
 		--socket "$sock" --idle sleep "$@" >"$dlog" 2>&1 &
 	dpid=$!
 	i=0
@@ -59,24 +81,54 @@ droced_start() {	# extra droced options
 		sleep 0.1
 	done
 }
-droced_stop() {
+# droced's health at the end of a phase: still running, no client object
+# left once the last client has gone, exit 0 on SIGTERM
+droced_stop() {	# phase
+	if ! kill -0 "$dpid" 2>/dev/null; then
+		wait "$dpid"
+		echo "FAIL droced died during phase $1 (exit $?):"
+		tail -n 20 "$dlog" | sed 's/^/    /'
+		dpid=
+		fail=1
+		return
+	fi
+	# a client's objects go when droced sees its socket close: give it 5 s
+	i=0
+	while objs=$("$build/app/ctl/droce-ctl" -p "$tag" objects 2>&1) && [ -n "$objs" ] &&
+		[ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ -n "$objs" ]; then
+		echo "FAIL droced holds client objects after phase $1:"
+		echo "$objs" | head -n 10 | sed 's/^/    /'
+		fail=1
+	fi
 	kill "$dpid"
 	wait "$dpid"
+	st=$?
 	dpid=
+	if [ $st = 0 ]; then
+		echo "ok   droced after phase $1: running, no client objects, exit 0 on SIGTERM"
+	else
+		echo "FAIL droced exited $st on SIGTERM after phase $1:"
+		tail -n 20 "$dlog" | sed 's/^/    /'
+		fail=1
+	fi
 }
 
-"$R" down >/dev/null 2>&1
-"$R" net-up >/dev/null || exit 1
-boot
-ip netns exec rxe nft add table inet droce
-ip netns exec rxe nft add chain inet droce input '{ type filter hook input priority 0; }'
-ip netns exec rxe nft add rule inet droce input udp dport 4791 drop
-droce_mac=$(ip -n rxe link show rxehost | awk '/link\/ether/ { print $2 }')
-DR="ip netns exec rxe $build/app/run/droce-run --socket $sock"
 fail=0
+"$R" down >/dev/null 2>&1
+"$R" net-up || { echo "FAIL the VM's network"; exit 1; }
+boot base
+ip netns exec "$ns" nft add table inet droce
+ip netns exec "$ns" nft add chain inet droce input '{ type filter hook input priority 0; }'
+ip netns exec "$ns" nft add rule inet droce input udp dport 4791 drop
+droce_mac=$(ip -n "$ns" link show rxehost | awk '/link\/ether/ { print $2 }')
+DR="ip netns exec $ns $build/app/run/droce-run --socket $sock"
 
 # rxe serves, droce is the client. Name, droce's command stem, gid flag,
-# and the guest's stem when it differs (our programs: /host/...).
+# and the guest's stem when it differs.
 as_client() {
 	for try in 1 2; do
 		j=$("$R" spawn vm1 "${4:-$2} -d rxe0 $3 $gid")
@@ -133,7 +185,7 @@ report() {
 capture() {	# phase name, then capture_check.sh's MAXBAD DROCE_MAC
 	"$R" capture-stop >/dev/null 2>&1
 	sleep 1
-	if r=$("$top/tests/interop/capture_check.sh" "$build" "/tmp/droce-interop-$1.pcap" "$2" "${3:-}"); then
+	if r=$("$top/tests/interop/capture_check.sh" "$build" "/tmp/$tag-$1.pcap" "$2" "${3:-}"); then
 		echo "ok   capture $1: $r"
 	else
 		echo "$r" | sed '1s/^/FAIL capture: /'
@@ -145,7 +197,7 @@ capture() {	# phase name, then capture_check.sh's MAXBAD DROCE_MAC
 mcast() {
 	n=50
 	M=$build/tests/integration/mcast_ud
-	j=$("$R" spawn vm1 "/host/integration/mcast_ud recv $2 14 igmp")
+	j=$("$R" spawn vm1 "$M recv $2 14 igmp")
 	$DR "$M" recv "$2" 12 >$out.m1 2>&1 &
 	m1=$!
 	$DR "$M" recv "$2" 12 twice >$out.m2 2>&1 &
@@ -154,7 +206,7 @@ mcast() {
 	if [ "$1" = droce ]; then
 		$DR "$M" send "$2" $n >$out.snd 2>&1
 	else
-		"$R" exec -t 60 vm1 "/host/integration/mcast_ud send $2 $n" >$out.snd 2>&1
+		"$R" exec -t 60 vm1 "$M send $2 $n" >$out.snd 2>&1
 	fi
 	c=$?
 	wait $m1 $m2
@@ -176,7 +228,7 @@ mcast() {
 }
 
 # ---- base: MTU 1500 ----
-"$R" capture-start /tmp/droce-interop-base.pcap >/dev/null
+"$R" capture-start "/tmp/$tag-base.pcap"
 droced_start
 for role in as_client as_server; do
 	$role "rc_pingpong" "ibv_rc_pingpong -n 20 -c" "-g"
@@ -191,19 +243,18 @@ for role in as_client as_server; do
 	$role "ib_atomic_bw cmp_swap" "ib_atomic_bw -n 200 -A CMP_AND_SWAP" "-x"
 	$role "ib_write_lat" "ib_write_lat -n 100" "-x"
 	$role "ib_read_lat" "ib_read_lat -n 100" "-x"
-	$role "WRITE_WITH_IMM + SEND_WITH_INV" "$build/tests/interop/imm_inv -n 20" "-g" \
-		"/host/interop/imm_inv -n 20"
+	$role "WRITE_WITH_IMM + SEND_WITH_INV" "$build/tests/interop/imm_inv -n 20" "-g"
 	# the same, droce posting through the ibv_wr_* API (rxe's provider cannot)
 	$role "WRITE_WITH_IMM + SEND_WITH_INV, droce via ibv_wr_*" \
-		"$build/tests/interop/imm_inv -w -n 20" "-g" "/host/interop/imm_inv -n 20"
+		"$build/tests/interop/imm_inv -w -n 20" "-g" "$build/tests/interop/imm_inv -n 20"
 done
 mcast droce 239.1.2.3
 mcast rxe 239.1.2.4
-droced_stop
+droced_stop base
 capture base 0
 
 # ---- fault: droce's fault port in both directions ----
-"$R" capture-start /tmp/droce-interop-fault.pcap >/dev/null
+"$R" capture-start "/tmp/$tag-fault.pcap"
 droced_start --fault "$FAULT"
 both "ib_write_bw, lossy" "ib_write_bw -n 100 -s 16384" "-x"
 # QP timeout 1 s (-u 18): under TCG, rxe serving 128 outstanding 16 KiB
@@ -211,11 +262,10 @@ both "ib_write_bw, lossy" "ib_write_bw -n 100 -s 16384" "-x"
 # perftest's 67 ms, and every timeout re-requests the whole window again
 # (doc/interop.md)
 both "ib_read_bw, lossy" "ib_read_bw -n 100 -s 16384 -u 18" "-x"
-both "WRITE_WITH_IMM + SEND_WITH_INV, lossy" "$build/tests/interop/imm_inv -l -n 64" "-g" \
-	"/host/interop/imm_inv -l -n 64"
+both "WRITE_WITH_IMM + SEND_WITH_INV, lossy" "$build/tests/interop/imm_inv -l -n 64" "-g"
 # the fault port's counters (telemetry; the port under it is not listed)
-fp=$("$build/app/ctl/droce-ctl" -p droce-interop raw /ethdev/list | tr -dc '0-9,' | cut -d, -f1)
-xs=$("$build/app/ctl/droce-ctl" -p droce-interop raw "/ethdev/xstats,$fp" | tr ',{}' '\n\n\n' | tr -d '" ')
+fp=$("$build/app/ctl/droce-ctl" -p "$tag" raw /ethdev/list | tr -dc '0-9,' | cut -d, -f1)
+xs=$("$build/app/ctl/droce-ctl" -p "$tag" raw "/ethdev/xstats,$fp" | tr ',{}' '\n\n\n' | tr -d '" ')
 fstat() { echo "$xs" | sed -n "s/^$1://p"; }
 echo "     fault port: rx lost $(fstat rx_fault_lost) dup $(fstat rx_fault_dup)" \
 	"reordered $(fstat rx_fault_reorder) corrupted $(fstat rx_fault_corrupt) of $(fstat rx_fault_in);" \
@@ -225,16 +275,16 @@ if [ "$(fstat rx_fault_lost)" -gt 0 ] 2>/dev/null && [ "$(fstat tx_fault_lost)" 
 	echo "FAIL the fault port injected nothing"
 	fail=1
 fi
-droced_stop
+droced_stop fault
 # a corrupted frame may also have been duplicated: both copies are bad
 capture fault $((2 * $(fstat tx_fault_corrupt))) "$droce_mac"
 
 # ---- jumbo: path MTU 4096 ----
-"$R" stop vm1 >/dev/null 2>&1
-boot RXE_MTU=9000
-ip -n rxe link set rxehost mtu 9000
-ip -n rxe link set rxehost-br mtu 9000
-"$R" capture-start /tmp/droce-interop-jumbo.pcap >/dev/null
+"$R" stop vm1
+boot jumbo RXE_MTU=9000
+ip -n "$ns" link set rxehost mtu 9000
+ip -n "$ns" link set rxehost-br mtu 9000
+"$R" capture-start "/tmp/$tag-jumbo.pcap"
 droced_start
 dm=$($DR ibv_devinfo | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
 rm_=$("$R" exec vm1 'ibv_devinfo -d rxe0' | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
@@ -247,12 +297,11 @@ fi
 both "rc_pingpong mtu 4096, 20000 B" "ibv_rc_pingpong -n 20 -s 20000 -m 4096 -c" "-g"
 both "ib_write_bw mtu 4096" "ib_write_bw -n 200 -m 4096" "-x"
 both "ib_read_bw mtu 4096" "ib_read_bw -n 200 -m 4096" "-x"
-both "WRITE_WITH_IMM + SEND_WITH_INV mtu 4096" "$build/tests/interop/imm_inv -m 4096 -n 20" "-g" \
-	"/host/interop/imm_inv -m 4096 -n 20"
-droced_stop
-"$R" capture-stop >/dev/null 2>&1
+both "WRITE_WITH_IMM + SEND_WITH_INV mtu 4096" "$build/tests/interop/imm_inv -m 4096 -n 20" "-g"
+droced_stop jumbo
+"$R" capture-stop
 # full-size packets really crossed: 4096 B of payload + headers
-big=$(tshark -n -r /tmp/droce-interop-jumbo.pcap -Y 'frame.len > 4150' 2>/dev/null | wc -l)
+big=$(tshark -n -r "/tmp/$tag-jumbo.pcap" -Y 'frame.len > 4150' 2>/dev/null | wc -l)
 if [ "$big" -gt 0 ]; then
 	echo "ok   $big frames longer than 4150 bytes in the jumbo capture"
 else
