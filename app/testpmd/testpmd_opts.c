@@ -62,6 +62,7 @@ usage(void)
 		"  --size N          message bytes (default 64; atomics 8)\n"
 		"  --qps N           QPs (default 1)   --depth N  outstanding per QP (default 16)\n"
 		"  --rate N          messages/s, 0 = unlimited   --count N  stop posting after N\n"
+		"                    (responder, raw: wait ends after N received)\n"
 		"  --path-mtu N      256..4096 (default: from the link MTU)\n"
 		"  --qpn N           our first QPN (default 0x100)  --remote-qpn N (default 0x100)\n"
 		"  --psn N --remote-psn N   first PSNs (default 0)\n"

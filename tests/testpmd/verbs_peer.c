@@ -52,7 +52,7 @@
 
 #define GID_INDEX	1		/* droce's first IPv4 GID */
 #define DEPTH		16		/* droce-testpmd's default --depth */
-#define RECVS		256
+#define RECVS		1024		/* at 5000 UD messages/s, 200 ms without a poll */
 #define TP_KEY		0x1000		/* droce-testpmd's default --key */
 #define TP_QPN		0x100		/* droce-testpmd's default --qpn */
 #define TP_QKEY		0x11111111	/* droce-testpmd's default --qkey */

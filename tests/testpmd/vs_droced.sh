@@ -53,8 +53,14 @@ start_tp() {
 	until grep -q '^mode ' "$tmp/tp" || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
 }
 
+# stop_tp [SECONDS]: let droce-testpmd end its command list, then end its wait
 stop_tp() {
-	kill -TERM $tpid
+	i=0
+	while kill -0 $tpid 2>/dev/null && [ $i -lt $((${1:-0} * 20)) ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill -TERM $tpid 2>/dev/null
 	wait $tpid
 	trc=$?
 }
@@ -98,11 +104,10 @@ done
 
 # raw: droce-testpmd only checks and counts what droced sends it
 start_peer udsource 10.99.0.2 0x100 500
-start_tp --mode raw --cmd 'start; sleep 300; show stats'
+start_tp --mode raw --count 500 --cmd 'start; wait 300; show stats'
 echo go >&3
 finish_peer
-sleep 0.5	# the last frames on their way
-stop_tp
+stop_tp 10	# its wait ends at the 500th frame
 judge "droced -> droce-testpmd raw: 500 UD messages, 500 valid frames" RX_FRAMES=500 RX_OK=500
 
 # the source's words start as droce-testpmd's pattern: bytes 0..7 and 8..15
