@@ -78,7 +78,7 @@ print_rates(const char *tag, const struct tp_snapshot *now, const struct tp_snap
 
 /*
  * Has the run done its --count? A generator: posted that many since start
- * and has none outstanding. A responder, which serves whether started or
+ * (or every QP failed: no more will be) and has none outstanding. A responder, which serves whether started or
  * not: its counters (show stats) show that many messages received; raw
  * mode: frames.
  */
@@ -91,7 +91,8 @@ run_done(const struct cmd_state *st, const struct tp_snapshot *s)
 		return false;
 	if (o->mode == TP_RAW || o->mode == TP_RESPONDER)
 		return d(s, &st->base, o->mode == TP_RAW ? TP_CNT_RX_FRAMES : TP_CNT_MSGS) >= o->count;
-	return d(s, &st->run0, TP_CNT_POSTED) >= o->count && s->outstanding == 0;
+	return (d(s, &st->run0, TP_CNT_POSTED) >= o->count || s->cnt[TP_CNT_QP_ERRORS] >= o->qps) &&
+	       s->outstanding == 0;
 }
 
 /* Sleep @p seconds; progress once a second while running. */
