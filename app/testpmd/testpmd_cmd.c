@@ -78,9 +78,9 @@ print_rates(const char *tag, const struct tp_snapshot *now, const struct tp_snap
 
 /*
  * Has the run done its --count? A generator: posted that many since start
- * (or every QP failed: no more will be) and has none outstanding. A responder, which serves whether started or
- * not: its counters (show stats) show that many messages received; raw
- * mode: frames.
+ * (or every QP failed: no more will be) and has none outstanding. A
+ * responder, which serves whether started or not: its counters (show
+ * stats) show that many messages received; raw mode: frames.
  */
 static bool
 run_done(const struct cmd_state *st, const struct tp_snapshot *s)

@@ -93,10 +93,11 @@ c=20000
 # the responder's first word starts as the pattern's bytes 0..7
 word0=$((0x0706050403020100))
 for m in write send read fadd cswap; do
-	spread="--rlen 1048576"		# READs over a MiB of the responder's memory
-	[ $m = fadd ] || [ $m = cswap ] && spread=	# atomics on one word
-	recv=					# what the peer receives: it waits for all
-	[ $m = send ] && recv="--count $c"
+	spread= recv=
+	case $m in
+	read) spread="--rlen 1048576" ;;	# READs over a MiB of the responder's memory
+	send) recv="--count $c" ;;		# the peer waits until it received them all
+	esac
 	run "$m" "--mode responder $recv" "--mode $m --count $c --size 256 $spread" || continue
 	completed "$m" $c
 	case $m in
@@ -114,7 +115,8 @@ run "write 10000 B" "--mode responder" "--mode write --count 2000 --size 10000 -
 run "read 10000 B" "--mode responder" \
 	"--mode read --count 2000 --size 10000 --path-mtu 1024 --rlen 1048576" &&
 	completed "read 10000 B" 2000
-run "send 64 QPs" "--mode responder --qps 64 --count 64000" "--mode send --qps 64 --count 64000" && {
+run "send 64 QPs" "--mode responder --qps 64 --count 64000" \
+	"--mode send --qps 64 --count 64000" && {
 	completed "send 64 QPs" 64000
 	expect "send 64 QPs, peer" "$tmp/peer" MSGS 64000
 }
