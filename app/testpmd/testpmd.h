@@ -66,6 +66,7 @@ struct tp_opts {
 	const char *cmd;		/* --cmd 'a; b' */
 	const char *cmd_file;		/* --cmd-file F */
 	bool quiet;			/* --quiet: no per-second lines */
+	bool check;			/* --check: judge results, exit 1 on a fault */
 };
 
 /* Engine counters, written by the worker only. C(sym, description) */
@@ -73,6 +74,7 @@ struct tp_opts {
 	C(MSGS,        "messages completed (requester) or received (responder)") \
 	C(BYTES,       "payload bytes of those messages") \
 	C(ERRORS,      "completions with an error status") \
+	C(BAD_DATA,    "READ data or atomic results unlike the peer's pattern (--check)") \
 	C(QP_ERRORS,   "QPs that went to the error state") \
 	C(POSTED,      "messages posted") \
 	C(TX_FRAMES,   "frames handed to the port") \
@@ -116,6 +118,7 @@ struct tp_snapshot {
 	uint64_t wire_drop[DROCE_WIRE_DROP_COUNT];
 	uint64_t atomic_word;			/* our memory's first 8 bytes */
 	uint64_t outstanding;
+	uint64_t run_posted;			/* messages posted since the last start */
 };
 void tp_engine_snapshot(struct tp_engine *e, struct tp_snapshot *s);
 /* Bytes of memory one QP costs here. */

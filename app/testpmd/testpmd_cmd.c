@@ -22,7 +22,7 @@ struct cmd_state {
 	struct tp_engine *e;
 	struct droce_port *port;
 	struct tp_snapshot run0;	/* at start */
-	struct tp_snapshot base;	/* at clear stats */
+	struct tp_snapshot base;	/* at clear stats; zero before */
 	struct tp_snapshot last;	/* at the last progress line */
 	bool quit;
 };
@@ -76,6 +76,25 @@ print_rates(const char *tag, const struct tp_snapshot *now, const struct tp_snap
 	fflush(stdout);
 }
 
+/*
+ * Has the run done its --count? A generator: posted that many since start
+ * (or every QP failed: no more will be) and has none outstanding. A
+ * responder, which serves whether started or not: its counters (show
+ * stats) show that many messages received; raw mode: frames.
+ */
+static bool
+run_done(const struct cmd_state *st, const struct tp_snapshot *s)
+{
+	const struct tp_opts *o = tp_engine_opts(st->e);
+
+	if (o->count == 0)
+		return false;
+	if (o->mode == TP_RAW || o->mode == TP_RESPONDER)
+		return d(s, &st->base, o->mode == TP_RAW ? TP_CNT_RX_FRAMES : TP_CNT_MSGS) >= o->count;
+	return (d(s, &st->run0, TP_CNT_POSTED) >= o->count || s->cnt[TP_CNT_QP_ERRORS] >= o->qps) &&
+	       s->outstanding == 0;
+}
+
 /* Sleep @p seconds; progress once a second while running. */
 static void
 pause_for(struct cmd_state *st, double seconds, bool until_done)
@@ -93,8 +112,7 @@ pause_for(struct cmd_state *st, double seconds, bool until_done)
 
 		usleep((useconds_t)DROCE_MIN(left / 1000, 100000ull));
 		tp_engine_snapshot(st->e, &s);
-		if (until_done && s.cnt[TP_CNT_POSTED] - st->run0.cnt[TP_CNT_POSTED] >= o->count &&
-		    s.outstanding == 0)
+		if (until_done && run_done(st, &s))
 			return;
 		if (tp_engine_running(st->e) && !o->quiet && s.t_ns - st->last.t_ns >= 1000000000ull) {
 			print_rates("progress", &s, &st->last);
@@ -216,8 +234,9 @@ state(struct tp_engine *e, struct droce_port *port)
 	if (st.e == NULL) {
 		st.e = e;
 		st.port = port;
-		tp_engine_snapshot(e, &st.base);
-		st.run0 = st.last = st.base;
+		/* base stays zero: the worker may have served frames already */
+		tp_engine_snapshot(e, &st.run0);
+		st.last = st.run0;
 	}
 	return &st;
 }

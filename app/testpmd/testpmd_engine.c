@@ -7,7 +7,9 @@
  * memory region, a generator or a responder, and the poll loop.
  *
  * Memory is one buffer with one key (L_Key = R_Key = --key), addressed
- * zero-based: an address is an offset into the buffer. The responder
+ * zero-based: an address is an offset into the buffer, whose byte i holds
+ * i mod 251 at the start (the pattern: messages a peer can check, READs and
+ * atomics whose results --check can predict). The responder
  * grants every remote access and always has a receive WQE covering the
  * whole buffer, so SEND streams never meet RNR. QP i has QPN qpn_base + i
  * and talks to the peer's remote_qpn + i.
@@ -75,12 +77,17 @@ struct tp_engine {
 	atomic_bool want_run;		/* set by the main thread */
 	atomic_bool running;		/* the worker's answer */
 	uint64_t run_start;		/* worker: when start took effect */
-	uint64_t posted_at_start;
+	_Atomic uint64_t posted_at_start;
 	uint64_t next_timer;
 
 	_Atomic uint64_t cnt[TP_CNT_COUNT];
 	_Atomic uint64_t wire_drop[DROCE_WIRE_DROP_COUNT];
 };
+
+#define PATTERN_PERIOD	251		/* prime: no power-of-two stride repeats it */
+
+/* Byte i of the pattern, twice over: PATTERN_PERIOD bytes from any phase. */
+static uint8_t pattern_twice[2 * PATTERN_PERIOD];
 
 const char *const tp_counter_name[TP_CNT_COUNT] = {
 #define C(sym, desc) #sym,
@@ -113,6 +120,85 @@ activate(struct tp_engine *e, struct tp_qp *qp)
 		qp->active = true;
 		e->active[e->n_active++] = (uint32_t)(qp - e->qps);
 	}
+}
+
+/* Does @p buf hold the pattern's bytes @p from .. @p from + @p len? */
+static bool
+is_pattern(const uint8_t *buf, uint64_t from, uint64_t len)
+{
+	const uint8_t *ref = pattern_twice + from % PATTERN_PERIOD;
+	uint64_t j;
+
+	for (j = 0; j < len; j += PATTERN_PERIOD)
+		if (memcmp(buf + j, ref, DROCE_MIN(len - j, (uint64_t)PATTERN_PERIOD)) != 0)
+			return false;
+	return true;
+}
+
+/* The 64-bit word (host order) the pattern holds at byte @p from. */
+static uint64_t
+pattern_word(uint64_t from)
+{
+	uint64_t w;
+
+	memcpy(&w, pattern_twice + from % PATTERN_PERIOD, sizeof(w));
+	return w;
+}
+
+/*
+ * Where message @p seq of QP @p qi lives: a slot of our memory (its payload,
+ * or where its READ data or atomic result lands), and its offset from --raddr
+ * in the peer's memory.
+ */
+static uint64_t
+stride_of(const struct tp_engine *e)
+{
+	return DROCE_MAX(e->o.size, 8u);	/* atomics move 8 bytes */
+}
+
+static uint64_t
+local_off(const struct tp_engine *e, uint32_t qi, uint64_t seq)
+{
+	uint64_t stride = stride_of(e);
+
+	return ((qi * (uint64_t)e->o.depth + seq % e->o.depth) % (e->mem_len / stride)) * stride;
+}
+
+static uint64_t
+remote_span(const struct tp_engine *e)
+{
+	return DROCE_MAX(e->o.rlen / stride_of(e), 1u);
+}
+
+static uint64_t
+remote_off(const struct tp_engine *e, uint64_t seq)
+{
+	return (seq % remote_span(e)) * stride_of(e);
+}
+
+/*
+ * The value atomic @p seq finds at the peer, one QP adding 1 (or swapping
+ * in one more) each time to words that started as the pattern.
+ */
+static uint64_t
+atomic_expect(const struct tp_engine *e, uint64_t seq)
+{
+	return pattern_word(remote_off(e, seq)) + seq / remote_span(e);
+}
+
+/* --check: is what message @p seq of QP @p qi brought back what the peer holds? */
+static bool
+result_ok(const struct tp_engine *e, uint32_t qi, uint64_t seq, uint32_t opcode)
+{
+	const uint8_t *got = e->mem + local_off(e, qi, seq);
+	uint64_t word;
+
+	if (opcode == IBV_WC_RDMA_READ)
+		return is_pattern(got, remote_off(e, seq), e->o.size);
+	if (opcode != IBV_WC_FETCH_ADD && opcode != IBV_WC_COMP_SWAP)
+		return true;
+	memcpy(&word, got, sizeof(word));
+	return word == atomic_expect(e, seq);
 }
 
 /* ---- the transport's ops ---- */
@@ -172,6 +258,8 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 
 		cnt_add(e, TP_CNT_MSGS, 1);
 		cnt_add(e, TP_CNT_BYTES, counted ? c->byte_len : e->tmpl.length);
+		if (e->o.check && !recv && !result_ok(e, (uint32_t)(qp - e->qps), c->wr_id, c->opcode))
+			cnt_add(e, TP_CNT_BAD_DATA, 1);
 	}
 	if (!recv && qp->outstanding > 0) {
 		qp->outstanding--;
@@ -392,10 +480,10 @@ tp_engine_create(const struct tp_opts *o, struct droce_port *port, struct tp_eng
 		free(e);
 		return -ENOMEM;
 	}
-	/* a pattern a receiver can check: byte i holds i mod 251 */
-	if (e->generator)
-		for (i = 0; i < e->mem_len; i++)
-			e->mem[i] = (uint8_t)(i % 251);
+	for (i = 0; i < sizeof(pattern_twice); i++)
+		pattern_twice[i] = (uint8_t)(i % PATTERN_PERIOD);
+	for (i = 0; i < e->mem_len; i += PATTERN_PERIOD)
+		memcpy(e->mem + i, pattern_twice, DROCE_MIN(e->mem_len - i, (uint64_t)PATTERN_PERIOD));
 
 	if (o->mode != TP_RAW) {
 		memcpy(e->av.smac, e->info.mac, 6);
@@ -480,13 +568,20 @@ rx_burst(struct tp_engine *e, uint64_t now, unsigned int *work)
 	}
 }
 
+/* Messages posted since start (the worker's own field: a relaxed load). */
+static inline uint64_t
+run_posted(struct tp_engine *e, uint64_t posted)
+{
+	return posted - atomic_load_explicit(&e->posted_at_start, memory_order_relaxed);
+}
+
 /* Will the generator post on this QP without a completion first? */
 static bool
 wants_post(struct tp_engine *e, struct tp_qp *qp, uint64_t posted)
 {
 	return e->generator && atomic_load_explicit(&e->running, memory_order_relaxed) &&
 	       qp->outstanding < e->o.depth && qp->tqp.state == DROCE_TQP_RTS &&
-	       (e->o.count == 0 || posted - e->posted_at_start < e->o.count);
+	       (e->o.count == 0 || run_posted(e, posted) < e->o.count);
 }
 
 /* ... and may it post now (the rate limit)? */
@@ -494,7 +589,7 @@ static bool
 may_post(struct tp_engine *e, struct tp_qp *qp, uint64_t now, uint64_t posted)
 {
 	return wants_post(e, qp, posted) &&
-	       (e->o.rate == 0 || (posted - e->posted_at_start) * 1000000000ull <
+	       (e->o.rate == 0 || run_posted(e, posted) * 1000000000ull <
 				       (now - e->run_start) * e->o.rate);
 }
 
@@ -502,14 +597,15 @@ static void
 post_one(struct tp_engine *e, struct tp_qp *qp)
 {
 	uint32_t qi = (uint32_t)(qp - e->qps);
-	uint64_t stride = DROCE_MAX(e->o.size, 8u);	/* atomics move 8 bytes */
-	uint64_t slots = e->mem_len / stride;
-	uint64_t rspan = DROCE_MAX(e->o.rlen / stride, 1u);
 	struct droce_send_wqe *w = &e->tmpl;
 
 	w->wr_id = qp->seq;
-	w->sge[0].addr = ((qi * (uint64_t)e->o.depth + qp->seq % e->o.depth) % slots) * stride;
-	w->remote_addr = e->o.raddr + (qp->seq % rspan) * stride;
+	w->sge[0].addr = local_off(e, qi, qp->seq);
+	w->remote_addr = e->o.raddr + remote_off(e, qp->seq);
+	if (e->o.mode == TP_CSWAP) {	/* a chain: each swap finds the one before */
+		w->compare_add = atomic_expect(e, qp->seq);
+		w->swap = w->compare_add + 1;
+	}
 	if (e->o.mode == TP_UD)
 		w->ud.qpn = qp->tqp.attr.dest_qpn;
 	if (droce_tqp_post_send(&qp->tqp, w) == 0) {
@@ -582,8 +678,10 @@ follow_run_state(struct tp_engine *e, uint64_t now)
 		return;
 	if (want) {
 		e->run_start = now;
-		e->posted_at_start = atomic_load_explicit(&e->cnt[TP_CNT_POSTED],
-							  memory_order_relaxed);
+		atomic_store_explicit(&e->posted_at_start,
+				      atomic_load_explicit(&e->cnt[TP_CNT_POSTED],
+							   memory_order_relaxed),
+				      memory_order_relaxed);
 		for (i = 0; e->generator && i < e->o.qps; i++)
 			activate(e, &e->qps[i]);
 	}
@@ -740,6 +838,7 @@ tp_engine_snapshot(struct tp_engine *e, struct tp_snapshot *s)
 			s->tqp[c] += qp->tqp.cnt[c];
 		s->outstanding += qp->outstanding;
 	}
+	s->run_posted = run_posted(e, s->cnt[TP_CNT_POSTED]);
 	memcpy(&s->atomic_word, (const void *)e->mem, 8);
 }
 

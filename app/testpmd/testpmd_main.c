@@ -82,6 +82,33 @@ port_open(const struct tp_opts *o, struct droce_port **port)
 	return 0;
 }
 
+/*
+ * --check: the exit status says whether the run was right: every message
+ * posted completed (with --count, that many since the last start), without
+ * an error status or a failed check, and no QP went to the error state.
+ */
+static int
+verdict(struct tp_engine *e)
+{
+	const struct tp_opts *o = tp_engine_opts(e);
+	bool generator = o->mode < TP_RESPONDER;
+	struct tp_snapshot s;
+	bool ok;
+
+	tp_engine_snapshot(e, &s);
+	ok = s.cnt[TP_CNT_ERRORS] == 0 && s.cnt[TP_CNT_QP_ERRORS] == 0 &&
+	     s.cnt[TP_CNT_BAD_DATA] == 0 && s.outstanding == 0 &&
+	     (!generator || (s.cnt[TP_CNT_MSGS] == s.cnt[TP_CNT_POSTED] &&
+			     (o->count == 0 || s.run_posted == o->count)));
+	printf("check %s: posted %" PRIu64 " (%" PRIu64 " since start), completed %" PRIu64
+	       ", outstanding %" PRIu64 ", errors %" PRIu64 ", QP errors %" PRIu64
+	       ", bad data %" PRIu64 "\n",
+	       ok ? "ok" : "FAILED", s.cnt[TP_CNT_POSTED], s.run_posted, s.cnt[TP_CNT_MSGS],
+	       s.outstanding, s.cnt[TP_CNT_ERRORS], s.cnt[TP_CNT_QP_ERRORS],
+	       s.cnt[TP_CNT_BAD_DATA]);
+	return ok ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -135,6 +162,8 @@ main(int argc, char **argv)
 
 	if (tp_engine_running(e))
 		tp_cmd_run_list(e, port, "stop");
+	if (o.check && verdict(e) != 0)
+		ret = -1;
 	tp_engine_destroy(e);	/* halts the worker first */
 	droce_port_close(port);
 	rte_eal_cleanup();

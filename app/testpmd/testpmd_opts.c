@@ -41,6 +41,7 @@ static const struct option longopts[] = {
 	{ "cmd", required_argument, NULL, 'c' },
 	{ "cmd-file", required_argument, NULL, 'f' },
 	{ "quiet", no_argument, NULL, 'z' },
+	{ "check", no_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -61,6 +62,7 @@ usage(void)
 		"  --size N          message bytes (default 64; atomics 8)\n"
 		"  --qps N           QPs (default 1)   --depth N  outstanding per QP (default 16)\n"
 		"  --rate N          messages/s, 0 = unlimited   --count N  stop posting after N\n"
+		"                    (responder, raw: wait ends after N received)\n"
 		"  --path-mtu N      256..4096 (default: from the link MTU)\n"
 		"  --qpn N           our first QPN (default 0x100)  --remote-qpn N (default 0x100)\n"
 		"  --psn N --remote-psn N   first PSNs (default 0)\n"
@@ -70,7 +72,11 @@ usage(void)
 		"run:\n"
 		"  --idle busy|yield|sleep   (default busy)\n"
 		"  --cmd 'start; sleep 10; stop; show stats'   or --cmd-file F; otherwise a prompt\n"
-		"  --quiet           no per-second progress lines\n");
+		"  --quiet           no per-second progress lines\n"
+		"  --check           check READ data and atomic results against the peer's\n"
+		"                    pattern; exit 1 unless every message posted completed\n"
+		"                    (with --count N: N since the last start), none with an\n"
+		"                    error, no QP failed and no check failed\n");
 }
 
 static int
@@ -133,6 +139,7 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 		case 'c': o->cmd = optarg; break;
 		case 'f': o->cmd_file = optarg; break;
 		case 'z': o->quiet = true; break;
+		case 'C': o->check = true; break;
 		case 'h': usage(); return -1;
 		case '?': goto bad;
 		default:
@@ -178,6 +185,11 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 			     (o->path_mtu & (o->path_mtu - 1)))) ||
 	    o->size > o->mem || (o->mode == TP_UD && o->size > 4096)) {
 		fprintf(stderr, "droce-testpmd: a value is out of range\n");
+		return -1;
+	}
+	if (o->check && (o->mode == TP_FADD || o->mode == TP_CSWAP) && o->qps != 1) {
+		/* QPs sharing a word interleave: no result is predictable */
+		fprintf(stderr, "droce-testpmd: --check of atomics needs --qps 1\n");
 		return -1;
 	}
 	return 0;

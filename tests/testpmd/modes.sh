@@ -4,7 +4,13 @@
 #
 # droce-testpmd against itself over net_memif, every mode: a generator
 # posts a fixed count of messages, the peer serves (or, in raw mode, only
-# checks) them; both sides' counters must agree with the count.
+# checks) them. Both run with --check, so their exit statuses say that
+# every message completed without error; the generator also checks each
+# READ's data and each atomic's returned value against the responder's
+# memory (the pattern). Then the counters of both sides must agree with
+# the count, and the responder's atomic word must end exactly where the
+# fetch-adds or the compare-and-swap chain took it. (Neither side checks
+# WRITE or SEND payloads here: vs_droced.sh does, byte for byte.)
 #   modes.sh BUILD_DIR
 set -u
 build=$1
@@ -28,16 +34,18 @@ run() {
 	name=$1
 	n=$((n + 1))
 	rm -f "$tmp/memif.sock"
-	# the peer polls until told to stop; it yields (2 cores, two pollers)
+	: >"$tmp/gen"	# before anything waits on it: the last run's "halted" is gone
+	# the peer polls until told to stop, or (--count) until it received
+	# that many; it yields (2 cores, two pollers)
 	$tp -l 1 $eal --vdev "net_memif0,role=server,$memif" -- --port net_memif0 $B \
-		--idle yield --quiet $2 --cmd 'start; sleep 120; show stats' >"$tmp/peer" 2>&1 &
+		--idle yield --quiet --check $2 --cmd 'start; wait 120; show stats' >"$tmp/peer" 2>&1 &
 	rpid=$!
 	i=0
 	while [ ! -S "$tmp/memif.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	# the generator halts its poller before the peer is stopped, and stays
 	# open until the peer closed (memif crashes a poller whose peer leaves)
 	$tp -l 0 $eal --vdev "net_memif0,role=client,$memif" -- --port net_memif0 $A \
-		--idle yield --quiet $3 --cmd 'start; wait 60; stop; show stats; halt; sleep 1.5' \
+		--idle yield --quiet --check $3 --cmd 'start; wait 60; stop; show stats; halt; sleep 1.5' \
 		>"$tmp/gen" 2>&1 &
 	gpid=$!
 	i=0
@@ -70,30 +78,59 @@ expect() {
 	fi
 }
 
+# completed NAME COUNT: the generator completed COUNT messages, the checks
+# of both sides found nothing
+completed() {
+	for k in MSGS:$2 ERRORS:0 QP_ERRORS:0 BAD_DATA:0; do
+		expect "$1" "$tmp/gen" ${k%:*} ${k#*:}
+	done
+	for k in ERRORS QP_ERRORS BAD_DATA; do
+		expect "$1, peer" "$tmp/peer" $k 0
+	done
+}
+
 c=20000
+# the responder's first word starts as the pattern's bytes 0..7
+word0=$((0x0706050403020100))
 for m in write send read fadd cswap; do
-	run "$m" "--mode responder" "--mode $m --count $c --size 256" || continue
-	expect "$m" "$tmp/gen" MSGS $c
-	expect "$m" "$tmp/gen" ERRORS 0
+	spread= recv=
+	case $m in
+	read) spread="--rlen 1048576" ;;	# READs over a MiB of the responder's memory
+	send) recv="--count $c" ;;		# the peer waits until it received them all
+	esac
+	run "$m" "--mode responder $recv" "--mode $m --count $c --size 256 $spread" || continue
+	completed "$m" $c
 	case $m in
 	send) expect "$m, peer" "$tmp/peer" MSGS $c ;;
 	read) expect "$m" "$tmp/gen" BYTES $((c * 256)) ;;
-	fadd) expect "$m, peer's word" "$tmp/peer" atomic-word $c ;;
+	fadd|cswap) expect "$m, peer's word" "$tmp/peer" atomic-word $((word0 + c)) ;;
 	esac
 done
-# multi-packet messages: 10 000 bytes at path MTU 1024 are 10 packets each
-run "write 10000 B" "--mode responder" "--mode write --count 2000 --size 10000 --path-mtu 1024" &&
-	expect "write 10000 B" "$tmp/gen" TX_FRAMES $((2000 * 10))
-run "send 64 QPs" "--mode responder --qps 64" "--mode send --qps 64 --count 64000" &&
+# multi-packet messages: 10 000 bytes at path MTU 1024 are 10 packets each,
+# each accepted once (the generator's TX_FRAMES would count retransmissions)
+run "write 10000 B" "--mode responder" "--mode write --count 2000 --size 10000 --path-mtu 1024" && {
+	completed "write 10000 B" 2000
+	expect "write 10000 B, peer" "$tmp/peer" RX_PKTS $((2000 * 10))
+}
+run "read 10000 B" "--mode responder" \
+	"--mode read --count 2000 --size 10000 --path-mtu 1024 --rlen 1048576" &&
+	completed "read 10000 B" 2000
+run "send 64 QPs" "--mode responder --qps 64 --count 64000" \
+	"--mode send --qps 64 --count 64000" && {
+	completed "send 64 QPs" 64000
 	expect "send 64 QPs, peer" "$tmp/peer" MSGS 64000
+}
 # UD is unreliable: what the generator could not hand to a full memif ring
 # (TX_FULL, TX_NOMBUF: a peer starved of CPU) is lost, counted, and no more
-run "ud" "--mode responder --ud --qps 4" "--mode ud --qps 4 --count $c --size 512 --rate 200000" && {
+run "ud" "--mode responder --ud --qps 4 --count $c" \
+	"--mode ud --qps 4 --count $c --size 512 --rate 200000" && {
+	completed "ud" $c
 	lost=$(($(stat "$tmp/gen" TX_FULL) + $(stat "$tmp/gen" TX_NOMBUF)))
 	expect "ud, peer (less $lost the generator could not send)" "$tmp/peer" MSGS $((c - lost))
 	[ $lost -le $((c / 100)) ] || { echo "FAIL ud: $lost of $c not sent"; fail=1; }
 }
-run "raw" "--mode raw" "--mode ud --count $c --size 100 --rate 200000" && {
+run "raw" "--mode raw --count $c" "--mode ud --count $c --size 100 --rate 200000" && {
+	completed "raw" $c
 	expect "raw" "$tmp/peer" RX_OK $c
 	expect "raw" "$tmp/peer" RX_FRAMES $c
 }
