@@ -68,9 +68,16 @@ dev_fill_attrs(struct droce_dev *dev)
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 4096;
-	a->vendor_id = 0;
+	/*
+	 * No IEEE OUI: IBA A3.3.1 lets a device without vendor-specific drivers
+	 * use 0xFFFFFF, as Linux Soft-RoCE does. Under it the part ID and version
+	 * are ours: part 0, because tools that match part IDs alone (perftest)
+	 * must not take droce for a real adapter; the version is the ABI a client
+	 * programs, that of the shared-memory rings.
+	 */
+	a->vendor_id = 0xffffff;
 	a->vendor_part_id = 0;
-	a->hw_ver = 1;
+	a->hw_ver = DROCE_SHM_ABI_VERSION;
 	a->max_qp = DEV_MAX_QP;
 	a->max_qp_wr = DEV_MAX_QP_WR;
 	/* port events: droce_dev_port_state() */
