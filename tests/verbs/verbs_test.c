@@ -316,6 +316,31 @@ vt_pair(enum ibv_qp_type type, uint64_t send_ops_flags)
 	return p;
 }
 
+/* Move @p qp to RESET (from any state) and drop what its CQ holds. */
+static void
+qp_reset(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+
+	vt_require(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0, "modify_qp RESET");
+	while (ibv_poll_cq(qp->send_cq, 1, &wc) == 1)
+		;
+	while (ibv_poll_cq(qp->recv_cq, 1, &wc) == 1)
+		;
+}
+
+void
+vt_pair_restate(struct vt_pair *p)
+{
+	uint64_t a[1] = { p->qp->qp_num };
+
+	qp_reset(p->qp);
+	vt_require(vt_call(VT_QP_UP, p->r.id, a, 1, &vt.gid, sizeof(vt.gid)).status == 0,
+		   "remote QP restated");
+	vt_qp_up(p->qp, p->r.qpn, &p->r.gid);
+}
+
 void
 vt_remote_recv(const struct vt_remote_qp *r, uint32_t mr_id, uint64_t off, uint32_t len,
 	       uint64_t wr_id)
@@ -526,6 +551,8 @@ agent_do(struct vt_msg *m)
 			break;
 		}
 		memcpy(&g, m->data, sizeof(g));
+		if (ag.qp[id]->state != IBV_QPS_RESET)
+			qp_reset(ag.qp[id]);
 		vt_qp_up(ag.qp[id], (uint32_t)m->a[0], &g);
 		if (ag.qp[id]->qp_type == IBV_QPT_UD)
 			ag.ah[id] = vt_ah(&g);
