@@ -129,6 +129,8 @@ enum droce_mem_err {
 	DROCE_MEM_RANGE,		/**< outside the region or window */
 	DROCE_MEM_ACCESS,		/**< access flag missing */
 	DROCE_MEM_ALIGN,		/**< atomic address not 8-byte aligned */
+	DROCE_MEM_SHORT,		/**< the SGE list holds fewer bytes than the data
+					 * (the transport's own answer, never mem_resolve's) */
 };
 
 struct droce_tqp;

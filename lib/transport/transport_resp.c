@@ -232,11 +232,13 @@ resp_send(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payl
 		enum droce_mem_err e = tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge,
 						   qp->resp.rcv_len, payload, pkt->payload_len);
 
-		if (e == DROCE_MEM_RANGE) {	/* message longer than the buffer */
+		if (e == DROCE_MEM_SHORT) {	/* message longer than the buffer */
 			resp_complete_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, NULL);
 			return RESP_LEN_ERR;
 		}
 		if (e != DROCE_MEM_OK) {
+			/* the WQE's SGE fails its check: key, PD, range, LOCAL_WRITE
+			 * (an MR moved since it was posted) -- IBA 9.7.5.2.4 */
 			resp_complete_recv(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, NULL);
 			return RESP_OP_ERR;
 		}
@@ -360,6 +362,7 @@ resp_ud(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame)
 {
 	uint8_t grh[DROCE_GRH_BYTES];
 	uint32_t flags = IBV_WC_GRH;
+	enum droce_mem_err e;
 	/* GSI (QP1) uses the well-known Q_Key (IBA 13.4.6.1) */
 	uint32_t qkey = qp->attr.qpn == 1 ? 0x80010000u : qp->attr.qkey;
 
@@ -386,11 +389,13 @@ resp_ud(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame)
 	else
 		memcpy(grh + DROCE_GRH_BYTES - DROCE_IPV4_BYTES, frame + pkt->l3_off,
 		       DROCE_IPV4_BYTES);
-	if (tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, 0, grh, sizeof(grh)) !=
-	    DROCE_MEM_OK ||
-	    tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, DROCE_GRH_BYTES,
-			frame + pkt->payload_off, pkt->payload_len) != DROCE_MEM_OK) {
-		resp_complete_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, NULL);
+	e = tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, 0, grh, sizeof(grh));
+	if (e == DROCE_MEM_OK)
+		e = tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, DROCE_GRH_BYTES,
+				frame + pkt->payload_off, pkt->payload_len);
+	if (e != DROCE_MEM_OK) {
+		resp_complete_recv(qp, e == DROCE_MEM_SHORT ? IBV_WC_LOC_LEN_ERR :
+				   IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, NULL);
 		return;
 	}
 	TQP_CNT(qp, RX_PKTS);

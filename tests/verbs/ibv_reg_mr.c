@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/udmabuf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -663,6 +664,84 @@ rereg_places(void)
 	free(b);
 }
 
+/* Our QP's state, as ibv_query_qp() reads it. */
+static enum ibv_qp_state
+qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_UNKNOWN };
+	struct ibv_qp_init_attr ia;
+
+	vt_require(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0, "query_qp");
+	return a.qp_state;
+}
+
+/*
+ * A receive posted before its MR moved (IBV_REREG_MR_CHANGE_TRANSLATION) or
+ * went to another PD (CHANGE_PD) fails its SGE check when a SEND consumes it:
+ * the receive completes with IBV_WC_LOC_PROT_ERR, the requester gets the NAK
+ * remote operational error (IBV_WC_REM_OP_ERR), both QPs are in error. Restated
+ * and with the MR put back, the pair carries SENDs again (rdma-core's
+ * tests/test_mr.py: test_mr_rereg_addr, test_mr_rereg_pd).
+ */
+static void
+rereg_under_a_posted_recv(bool pd_change)
+{
+	const char *what = pd_change ? "CHANGE_PD" : "CHANGE_TRANSLATION";
+	struct vt_pair p = pair();
+	char *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd2 = ibv_alloc_pd(vt.ctx);
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char name[160];
+	bool got;
+	int st, ret;
+
+	vt_require(a != NULL && b != NULL && pd2 != NULL, "setup");
+	memset(a, 0, 4096);
+	mr = ibv_reg_mr(vt.pd, a, 4096, LW);
+	vt_require(mr != NULL, "reg_mr");
+	vt_recv(p.qp, 1, (uintptr_t)a, 64, mr->lkey);
+	ret = pd_change ? ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0) :
+			  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b, 4096, 0);
+	vt_require(ret == 0, "rereg_mr");
+	vt_remote_fill(rmr.id, 0, 64, 'p');
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	snprintf(name, sizeof(name), "%s under a posted receive: the SEND ends in "
+		 "IBV_WC_REM_OP_ERR (NAK remote operational error)", what);
+	vt_check(st == IBV_WC_REM_OP_ERR, name, "status %d", st);
+	snprintf(name, sizeof(name), "%s: the receive completes with IBV_WC_LOC_PROT_ERR", what);
+	memset(&wc, 0, sizeof(wc));
+	got = vt_wait(p.cq, &wc, VT_WAIT_MS);
+	vt_check(got && wc.wr_id == 1 && wc.status == IBV_WC_LOC_PROT_ERR && a[0] == 0, name,
+		 "%s wr_id %llu status %d", got ? "got" : "none,", (unsigned long long)wc.wr_id,
+		 wc.status);
+	snprintf(name, sizeof(name), "%s: both QPs are in the error state", what);
+	{
+		enum ibv_qp_state ours = qp_state(p.qp), theirs = vt_remote_qp_state(&p.r);
+
+		vt_check(ours == IBV_QPS_ERR && theirs == IBV_QPS_ERR, name,
+			 "ours %d, the agent's %d", ours, theirs);
+	}
+
+	ret = pd_change ? ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, vt.pd, NULL, 0, 0) :
+			  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, a, 4096, 0);
+	vt_require(ret == 0, "rereg_mr back");
+	vt_pair_restate(&p);
+	vt_recv(p.qp, 2, (uintptr_t)a, 64, mr->lkey);
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	snprintf(name, sizeof(name), "%s: restated RESET->RTS and the MR put back, the pair "
+		 "carries a SEND again", what);
+	memset(&wc, 0, sizeof(wc));
+	got = vt_wait(p.cq, &wc, VT_WAIT_MS);
+	vt_check(st == IBV_WC_SUCCESS && got && wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS &&
+		 wc.byte_len == 8 && memcmp(a, "pppppppp", 8) == 0, name, "send %d, recv %s %d",
+		 st, got ? "status" : "none", wc.status);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd2);
+	free(a);
+	free(b);
+}
+
 static void
 drive(void)
 {
@@ -675,6 +754,8 @@ drive(void)
 	rereg_keeps_keys();
 	rereg_rights();
 	rereg_places();
+	rereg_under_a_posted_recv(false);
+	rereg_under_a_posted_recv(true);
 }
 
 int

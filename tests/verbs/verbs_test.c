@@ -350,6 +350,15 @@ vt_remote_recv(const struct vt_remote_qp *r, uint32_t mr_id, uint64_t off, uint3
 	vt_require(vt_call(VT_RECV, r->id, a, 4, NULL, 0).status == 0, "remote recv");
 }
 
+enum ibv_qp_state
+vt_remote_qp_state(const struct vt_remote_qp *r)
+{
+	struct vt_msg m = vt_call(VT_QP_STATE, r->id, NULL, 0, NULL, 0);
+
+	vt_require(m.status == 0, "remote query_qp");
+	return (enum ibv_qp_state)m.a[0];
+}
+
 struct vt_msg
 vt_remote_poll(const struct vt_remote_qp *r, int ms)
 {
@@ -609,6 +618,15 @@ agent_do(struct vt_msg *m)
 		else
 			m->status = m->a[0] ? ibv_attach_mcast(ag.qp[id], &g, 0) :
 					      ibv_detach_mcast(ag.qp[id], &g, 0);
+		break;
+	}
+	case VT_QP_STATE: {
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		m->status = AG_GET(qp, id) ? ibv_query_qp(ag.qp[id], &a, IBV_QP_STATE, &ia) :
+					     EINVAL;
+		m->a[0] = a.qp_state;
 		break;
 	}
 	default:

@@ -104,6 +104,7 @@ enum vt_cmd {
 			 * a5 remote addr, a6 rkey (RDMA, atomic), a7 more send_flags
 			 * -> status */
 	VT_MCAST,	/* id qp, a0 attach; data: MGID -> status */
+	VT_QP_STATE,	/* id qp -> a0 its state (ibv_query_qp) */
 	VT_QUIT,
 };
 
@@ -153,6 +154,8 @@ void vt_pair_restate(struct vt_pair *p);
 /** The agent posts a receive of @p len bytes at @p off of its MR @p mr_id on @p r. */
 void vt_remote_recv(const struct vt_remote_qp *r, uint32_t mr_id, uint64_t off, uint32_t len,
 		    uint64_t wr_id);
+/** The state of the agent's QP @p r, as ibv_query_qp() reads it. */
+enum ibv_qp_state vt_remote_qp_state(const struct vt_remote_qp *r);
 /** The agent's next completion on @p r within @p ms: status 0 and a[VT_WC_*], or ETIMEDOUT. */
 struct vt_msg vt_remote_poll(const struct vt_remote_qp *r, int ms);
 
