@@ -410,6 +410,7 @@ static struct {
 	struct ibv_qp *qp[VT_MAX_OBJ];
 	struct ibv_mw *mw[VT_MAX_OBJ];
 	struct ibv_ah *ah[VT_MAX_OBJ];	/* UD: towards the driver's GID */
+	uint32_t dqpn[VT_MAX_OBJ];	/* the driver's QP each one was brought up towards */
 	unsigned int nmr, nqp, nmw;
 } ag;
 
@@ -493,6 +494,11 @@ agent_send(struct vt_msg *m)
 		wr.wr.rdma.remote_addr = m->a[5];
 		wr.wr.rdma.rkey = (uint32_t)m->a[6];
 	}
+	if (qp->qp_type == IBV_QPT_UD) {	/* to the driver's QP */
+		wr.wr.ud.ah = ag.ah[m->id];
+		wr.wr.ud.remote_qpn = ag.dqpn[m->id];
+		wr.wr.ud.remote_qkey = VT_QKEY;
+	}
 	if (wr.opcode == IBV_WR_SEND_WITH_IMM || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		wr.imm_data = htonl((uint32_t)m->a[1]);
 	else
@@ -563,7 +569,8 @@ agent_do(struct vt_msg *m)
 		if (ag.qp[id]->state != IBV_QPS_RESET)
 			qp_reset(ag.qp[id]);
 		vt_qp_up(ag.qp[id], (uint32_t)m->a[0], &g);
-		if (ag.qp[id]->qp_type == IBV_QPT_UD)
+		ag.dqpn[id] = (uint32_t)m->a[0];
+		if (ag.qp[id]->qp_type == IBV_QPT_UD && ag.ah[id] == NULL)
 			ag.ah[id] = vt_ah(&g);
 		break;
 	}

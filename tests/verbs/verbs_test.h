@@ -102,7 +102,7 @@ enum vt_cmd {
 	VT_MW_DEALLOC,	/* id -> status */
 	VT_SEND,	/* id qp, a0 opcode, a1 imm, rkey or add, a2 mr, a3 off, a4 len,
 			 * a5 remote addr, a6 rkey (RDMA, atomic), a7 more send_flags
-			 * -> status */
+			 * -> status; UD: to the QP of the last VT_QP_UP */
 	VT_MCAST,	/* id qp, a0 attach; data: MGID -> status */
 	VT_QP_STATE,	/* id qp -> a0 its state (ibv_query_qp) */
 	VT_QUIT,
