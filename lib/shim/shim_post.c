@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "droce_shm_ops.h"
 #include "shim_priv.h"
 
 #define OPB(op) (1u << (op))
@@ -44,28 +45,6 @@ sq_unlock(struct shim_qp *qp)
 {
 	if (!qp->lockless)
 		pthread_spin_unlock(&qp->sq_lock);
-}
-
-uint32_t
-shim_qp_type_opcodes(enum ibv_qp_type type)
-{
-	const uint32_t ud = OPB(IBV_WR_SEND) | OPB(IBV_WR_SEND_WITH_IMM);
-	const uint32_t uc = ud | OPB(IBV_WR_SEND_WITH_INV) | OPB(IBV_WR_RDMA_WRITE) |
-			    OPB(IBV_WR_RDMA_WRITE_WITH_IMM) | OPB(IBV_WR_LOCAL_INV) |
-			    OPB(IBV_WR_BIND_MW);
-	const uint32_t rc = uc | OPB(IBV_WR_RDMA_READ) | OPB(IBV_WR_ATOMIC_CMP_AND_SWP) |
-			    OPB(IBV_WR_ATOMIC_FETCH_AND_ADD);
-
-	switch (type) {
-	case IBV_QPT_RC:
-		return rc;
-	case IBV_QPT_UC:
-		return uc;
-	case IBV_QPT_UD:
-		return ud;
-	default:
-		return 0;
-	}
 }
 
 /* Opcodes that carry data which IBV_SEND_INLINE may put in the WQE. */
@@ -185,8 +164,8 @@ swqe_fill(struct shim_qp *qp, struct droce_shm_swqe *w, const struct ibv_send_wr
 	uint32_t op = (uint32_t)wr->opcode;
 	int ret;
 
-	if (op >= 32 || !(shim_qp_type_opcodes(qp->qp.qp_type) & OPB(op)))
-		return EINVAL;
+	if (!droce_shm_qp_op_allowed(qp->qp.qp_type, op))
+		return EINVAL;	/* not an operation of this QP type (droce_shm_ops.h) */
 	if (wr->num_sge < 0)
 		return EINVAL;
 	swqe_init(w, wr->wr_id, op, wr->send_flags);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "droce_shm_ops.h"
 #include "droce_wire_gid.h"
 #include "verbs_dev_priv.h"
 
@@ -690,27 +691,8 @@ swqe_convert(struct droce_dev *dev, struct dev_qp *qp, const struct droce_shm_sw
 	w->flags = s->send_flags;
 	*status = IBV_WC_LOC_QP_OP_ERR;
 
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		break;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_LOCAL_INV:
-	case IBV_WR_BIND_MW:
-		if (type == IBV_QPT_UD)
-			return false;
-		break;
-	case IBV_WR_SEND_WITH_INV:
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		if (type != IBV_QPT_RC)
-			return false;
-		break;
-	default:
-		return false;
-	}
+	if (!droce_shm_qp_op_allowed(type, op))
+		return false;	/* the shim's own table: it refused this at post time */
 	w->imm = s->imm_data;
 	w->inv_rkey = s->invalidate_rkey;
 	w->remote_addr = s->remote_addr;

@@ -20,7 +20,8 @@
  * INIT, RTR, RTS, SQD, ERR): the return value of each call; then, once the
  * QP is in RTS, a refused SEND never reaches the peer (every SEND carries
  * an immediate saying whether it was refused) and a receive accepted in
- * INIT or RTR takes the peer's SEND.
+ * INIT or RTR takes the peer's SEND. And which opcodes each QP type may post
+ * (UC: no SEND_WITH_INV, the IBA has no UC opcode with an invalidate).
  */
 
 #include <arpa/inet.h>
@@ -295,6 +296,78 @@ one_case(enum ibv_qp_type type, enum where w)
 	}
 }
 
+/*
+ * Which opcodes each QP type may post (doc/verbs.md; lib/shm/droce_shm_ops.h):
+ * ibv_post_send() refuses the others with EINVAL and *bad_wr at the WR. The
+ * QP is in ERR, so an accepted WR is flushed rather than executed.
+ */
+static void
+opcodes(void)
+{
+	static const struct {
+		enum ibv_wr_opcode op;
+		const char *name;
+		bool rc, uc, ud;
+	} ops[] = {
+		{ IBV_WR_RDMA_WRITE, "RDMA_WRITE", true, true, false },
+		{ IBV_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM", true, true, false },
+		{ IBV_WR_SEND, "SEND", true, true, true },
+		{ IBV_WR_SEND_WITH_IMM, "SEND_WITH_IMM", true, true, true },
+		{ IBV_WR_RDMA_READ, "RDMA_READ", true, false, false },
+		{ IBV_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP", true, false, false },
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD", true, false, false },
+		{ IBV_WR_LOCAL_INV, "LOCAL_INV", true, true, false },
+		{ IBV_WR_SEND_WITH_INV, "SEND_WITH_INV", true, false, false },
+		{ IBV_WR_TSO, "TSO", false, false, false },
+		{ IBV_WR_DRIVER1, "DRIVER1", false, false, false },
+	};
+	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+	struct ibv_cq *cq = vt_cq(64);
+	unsigned int t, i, bad = 0, flushed = 0, want_flushed = 0;
+	struct ibv_wc wc;
+
+	for (t = 0; t < VT_DIM(types); t++) {
+		struct ibv_qp *qp = vt_qp(types[t], cq);
+		struct ibv_ah *ah = vt_ah(&vt.gid);
+
+		to_init(qp);		/* RESET -> ERR is no transition (IBA, kernel) */
+		modify(qp, IBV_QPS_ERR);
+		for (i = 0; i < VT_DIM(ops); i++) {
+			struct ibv_sge sge = { (uintptr_t)lmr->addr, 8, lmr->lkey };
+			struct ibv_send_wr wr = {
+				.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = ops[i].op,
+				.send_flags = IBV_SEND_SIGNALED,
+			}, *bp = NULL;
+			bool may = types[t] == IBV_QPT_RC ? ops[i].rc :
+				   types[t] == IBV_QPT_UC ? ops[i].uc : ops[i].ud;
+			int ret;
+
+			wr.wr.rdma.remote_addr = rmr.addr;	/* atomics share the words */
+			wr.wr.rdma.rkey = rmr.rkey;
+			if (types[t] == IBV_QPT_UD) {
+				wr.wr.ud.ah = ah;
+				wr.wr.ud.remote_qpn = 1;
+				wr.wr.ud.remote_qkey = VT_QKEY;
+			}
+			ret = ibv_post_send(qp, &wr, &bp);
+			if (ret != (may ? 0 : EINVAL) || (ret != 0 && bp != &wr)) {
+				printf("note %s %s: ibv_post_send %d, want %d\n", type_name(types[t]),
+				       ops[i].name, ret, may ? 0 : EINVAL);
+				bad++;
+			}
+			want_flushed += may;
+		}
+	}
+	while (flushed < want_flushed && next_wc(cq, VT_WAIT_MS, &wc) &&
+	       wc.status == IBV_WC_WR_FLUSH_ERR)
+		flushed++;
+	vt_check(bad == 0, "ibv_post_send takes each opcode exactly on the QP types that have it "
+		 "(UC: no SEND_WITH_INV), EINVAL otherwise", "%u wrong", bad);
+	vt_check(flushed == want_flushed && !next_wc(cq, 200, &wc),
+		 "each accepted one is flushed (the QP is in ERR), nothing more", "%u of %u",
+		 flushed, want_flushed);
+}
+
 static void
 drive(void)
 {
@@ -307,6 +380,7 @@ drive(void)
 	for (t = 0; t < VT_DIM(types); t++)
 		for (w = 0; w < W_COUNT; w++)
 			one_case(types[t], (enum where)w);
+	opcodes();
 }
 
 int
