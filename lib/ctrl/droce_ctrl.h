@@ -265,9 +265,9 @@ struct droce_ctrl_event {
 };
 
 /*
- * Added by the shim: REREG_MR's reply. The IBA lets a reregistration hand
- * out new keys (rdma-core's ibv_rereg_mr() reports them in mr->lkey and
- * mr->rkey), so the daemon says which keys the region has now.
+ * Added by the shim: REREG_MR's reply. A reregistration may hand out new
+ * keys (rdma-core's ibv_rereg_mr() reports them in mr->lkey and mr->rkey);
+ * droced keeps the old ones, and says so here.
  */
 struct droce_ctrl_rereg_mr_rep {
 	uint32_t lkey;

@@ -13,7 +13,8 @@
  * once the engine's consumer index passed it (acquire load). A full ring
  * fails with ENOMEM and *bad_wr at the first request not posted; those
  * before it are posted. A QP the engine moved to the error state still
- * accepts work: the engine completes it with IBV_WC_WR_FLUSH_ERR.
+ * accepts work: the engine completes it with IBV_WC_WR_FLUSH_ERR. Which
+ * states take work at all: sq_may_post(), rq_may_post().
  *
  * Each ring has its own spinlock: several threads may post on one QP,
  * unless the QP was created on a parent domain with a thread domain (the
@@ -27,6 +28,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "droce_shm_ops.h"
 #include "shim_priv.h"
 
 #define OPB(op) (1u << (op))
@@ -43,28 +45,6 @@ sq_unlock(struct shim_qp *qp)
 {
 	if (!qp->lockless)
 		pthread_spin_unlock(&qp->sq_lock);
-}
-
-uint32_t
-shim_qp_type_opcodes(enum ibv_qp_type type)
-{
-	const uint32_t ud = OPB(IBV_WR_SEND) | OPB(IBV_WR_SEND_WITH_IMM);
-	const uint32_t uc = ud | OPB(IBV_WR_SEND_WITH_INV) | OPB(IBV_WR_RDMA_WRITE) |
-			    OPB(IBV_WR_RDMA_WRITE_WITH_IMM) | OPB(IBV_WR_LOCAL_INV) |
-			    OPB(IBV_WR_BIND_MW);
-	const uint32_t rc = uc | OPB(IBV_WR_RDMA_READ) | OPB(IBV_WR_ATOMIC_CMP_AND_SWP) |
-			    OPB(IBV_WR_ATOMIC_FETCH_AND_ADD);
-
-	switch (type) {
-	case IBV_QPT_RC:
-		return rc;
-	case IBV_QPT_UC:
-		return uc;
-	case IBV_QPT_UD:
-		return ud;
-	default:
-		return 0;
-	}
 }
 
 /* Opcodes that carry data which IBV_SEND_INLINE may put in the WQE. */
@@ -184,8 +164,8 @@ swqe_fill(struct shim_qp *qp, struct droce_shm_swqe *w, const struct ibv_send_wr
 	uint32_t op = (uint32_t)wr->opcode;
 	int ret;
 
-	if (op >= 32 || !(shim_qp_type_opcodes(qp->qp.qp_type) & OPB(op)))
-		return EINVAL;
+	if (!droce_shm_qp_op_allowed(qp->qp.qp_type, op))
+		return EINVAL;	/* not an operation of this QP type (droce_shm_ops.h) */
 	if (wr->num_sge < 0)
 		return EINVAL;
 	swqe_init(w, wr->wr_id, op, wr->send_flags);
@@ -231,16 +211,35 @@ swqe_fill(struct shim_qp *qp, struct droce_shm_swqe *w, const struct ibv_send_wr
 	return ret;
 }
 
+/*
+ * Where posting is allowed (IBA 10.3.1's QP states, as Soft-RoCE and the
+ * kernel apply them): the send queue takes work from RTS on -- RTS executes
+ * it, SQD holds it for RTS, SQE and ERR flush it -- and refuses it before
+ * (RESET, INIT, RTR: EINVAL, nothing posted); the receive queue takes work
+ * from INIT on (ERR flushes it) and refuses it in RESET. The state is the one
+ * this process last set or read; one droced moved to ERR still posts.
+ */
+static bool
+sq_may_post(enum ibv_qp_state s)
+{
+	return s != IBV_QPS_RESET && s != IBV_QPS_INIT && s != IBV_QPS_RTR;
+}
+
+static bool
+rq_may_post(enum ibv_qp_state s)
+{
+	return s != IBV_QPS_RESET;
+}
+
 static int
 sq_post(struct shim_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr, bool type1_bind)
 {
 	uint32_t prod;
 	int ret = 0;
 
-	if (qp->qp.state == IBV_QPS_RESET || qp->qp.state == IBV_QPS_INIT ||
-	    qp->qp.state == IBV_QPS_RTR) {
+	if (!sq_may_post(qp->qp.state)) {
 		*bad_wr = wr;
-		return EINVAL;	/* the SQ works from RTS on (IBA 10.8.1) */
+		return EINVAL;
 	}
 	sq_lock(qp);
 	prod = qp->sq.head;
@@ -339,7 +338,7 @@ shim_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 {
 	struct shim_qp *qp = to_sqp(ibqp);
 
-	if (qp->rq.r == NULL || ibqp->state == IBV_QPS_RESET) {
+	if (qp->rq.r == NULL || !rq_may_post(ibqp->state)) {
 		*bad_wr = wr;
 		return EINVAL;	/* receives go to the SRQ; RESET takes none */
 	}
@@ -425,6 +424,8 @@ wr_complete(struct ibv_qp_ex *x)
 
 	wr_check_prev(qp);
 	ret = qp->wr_err;
+	if (ret == 0 && !sq_may_post(qp->qp.state))
+		ret = EINVAL;	/* as ibv_post_send(): the batch is not posted */
 	if (ret == 0 && qp->wr_prod != qp->sq.head)
 		ring_publish(qp_sctx(qp), &qp->sq, qp->wr_prod, qp->qp.handle);
 	qp->wr_cur = NULL;

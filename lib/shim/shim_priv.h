@@ -348,7 +348,6 @@ int shim_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bi
 /** Fill every ibv_qp_ex function pointer. */
 void shim_qp_ex_init(struct shim_qp *qp);
 /** Opcodes (bit per enum ibv_wr_opcode) a QP type can post. */
-uint32_t shim_qp_type_opcodes(enum ibv_qp_type type);
 
 /* ---- shim_stubs.c ---- */
 

@@ -18,31 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "droce_shm_ops.h"
 #include "shim_priv.h"
-
-/* send_ops_flags each QP type can do (ibv_wr_post(3)'s table, less TSO) */
-#define SHIM_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define SHIM_OPS_UC \
-	(SHIM_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV)
-#define SHIM_OPS_RC \
-	(SHIM_OPS_UC | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
-
-static uint64_t
-qp_type_send_ops(enum ibv_qp_type type)
-{
-	switch (type) {
-	case IBV_QPT_RC:
-		return SHIM_OPS_RC;
-	case IBV_QPT_UC:
-		return SHIM_OPS_UC;
-	case IBV_QPT_UD:
-		return SHIM_OPS_UD;
-	default:
-		return 0;
-	}
-}
 
 static void
 qp_free(struct shim_qp *qp)
@@ -76,7 +53,7 @@ shim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (qp_type_send_ops(attr->qp_type) == 0) {
+	if (droce_shm_qp_send_ops(attr->qp_type) == 0) {
 		errno = EOPNOTSUPP;	/* RAW_PACKET, XRC, DRIVER */
 		return NULL;
 	}
@@ -87,9 +64,11 @@ shim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* as rdma-core's providers: an operation the QP type lacks (droce_shm_ops.h:
+	 * UC has no SEND_WITH_INV), or TSO / ATOMIC_WRITE / FLUSH (not offered) */
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (attr->send_ops_flags & ~qp_type_send_ops(attr->qp_type))) {
-		errno = EOPNOTSUPP;	/* not for this QP type, or TSO / ATOMIC_WRITE / FLUSH */
+	    (attr->send_ops_flags & ~droce_shm_qp_send_ops(attr->qp_type))) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 

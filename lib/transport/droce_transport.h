@@ -129,6 +129,8 @@ enum droce_mem_err {
 	DROCE_MEM_RANGE,		/**< outside the region or window */
 	DROCE_MEM_ACCESS,		/**< access flag missing */
 	DROCE_MEM_ALIGN,		/**< atomic address not 8-byte aligned */
+	DROCE_MEM_SHORT,		/**< the SGE list holds fewer bytes than the data
+					 * (the transport's own answer, never mem_resolve's) */
 };
 
 struct droce_tqp;
@@ -147,6 +149,7 @@ enum droce_tqp_fault {
 	DROCE_TQP_FAULT_NONE,		/* a completion (or the owner) reports it */
 	DROCE_TQP_FAULT_INV_REQ,	/* Invalid Request Local WQ Error */
 	DROCE_TQP_FAULT_ACCESS,		/* Local Access Violation WQ Error */
+	DROCE_TQP_FAULT_RQ,		/* recv_get: the receive queue (or SRQ) is broken */
 };
 
 /** What the owner of the QPs provides. @p ctx is droce_tqp.ops_ctx. */
@@ -161,7 +164,12 @@ struct droce_tr_ops {
 	/** Invalidate @p rkey (SEND_WITH_INV when @p remote, else LOCAL_INV). */
 	enum droce_mem_err (*mem_invalidate)(void *ctx, struct droce_tqp *qp, uint32_t rkey,
 					     bool remote);
-	/** Take the next receive WQE of the QP (or its SRQ): 0, or -EAGAIN if none. */
+	/**
+	 * Take the next receive WQE of the QP (or its SRQ): 0, -EAGAIN if none,
+	 * or -EBADMSG if the queue is broken (an impossible ring index): the
+	 * responder then fails the QP with DROCE_TQP_FAULT_RQ (RC: after a NAK
+	 * remote operational error) instead of answering RNR forever.
+	 */
 	int (*recv_get)(void *ctx, struct droce_tqp *qp, struct droce_recv_wqe *wqe);
 	/** Deliver a completion to the send or receive CQ: 0, or -ENOSPC on overflow. */
 	int (*cq_push)(void *ctx, struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe);

@@ -231,7 +231,9 @@ tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *io
 
 /*
  * Resolve bytes [offset, offset + len) of an SGE list into at most
- * DROCE_MAX_SGE host pieces. The range must lie inside the list.
+ * DROCE_MAX_SGE host pieces. A list too short for them is DROCE_MEM_SHORT (a
+ * length error); an SGE that fails its key check is what mem_resolve said (a
+ * protection error, even DROCE_MEM_RANGE: the SGE lies outside its region).
  */
 enum droce_mem_err
 tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
@@ -261,7 +263,7 @@ tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge
 		offset = 0;
 	}
 	*n_iov = n;
-	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_RANGE;
+	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_SHORT;
 }
 
 enum droce_mem_err

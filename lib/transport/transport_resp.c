@@ -13,7 +13,8 @@
  * same ring so a duplicate is answered from there, never executed again.
  * Ahead of the expected PSN: one PSN sequence NAK per gap. Behind it: a
  * duplicate, re-ACKed (SEND/WRITE) or replayed (READ/atomic). No receive
- * WQE: RNR NAK with the QP's min_rnr_timer. ACKs are coalesced: the latest
+ * WQE: RNR NAK with the QP's min_rnr_timer; a receive queue the owner finds
+ * broken: the QP fails (RC: NAK remote operational error). ACKs are coalesced: the latest
  * one requested is sent at the next poll. Class C errors (access, invalid
  * request, operational) NAK and move the QP to error.
  *
@@ -104,15 +105,19 @@ resp_flush(struct droce_tqp *qp)
 	qp->resp.ack_pending = false;
 }
 
-static bool
+/* The receive WQE of the message: 0, -EAGAIN if none (RNR), -EBADMSG if the queue is broken. */
+static int
 resp_take_rwqe(struct droce_tqp *qp)
 {
+	int ret;
+
 	if (qp->resp.have_rwqe)
-		return true;
-	if (qp->ops->recv_get(qp->ops_ctx, qp, &qp->resp.rwqe) < 0)
-		return false;
+		return 0;
+	ret = qp->ops->recv_get(qp->ops_ctx, qp, &qp->resp.rwqe);
+	if (ret < 0)
+		return ret == -EAGAIN ? -EAGAIN : -EBADMSG;
 	qp->resp.have_rwqe = true;
-	return true;
+	return 0;
 }
 
 static void
@@ -213,7 +218,18 @@ enum resp_result {
 	RESP_LEN_ERR,		/* NAK invalid request; the receive WQE said why */
 	RESP_ACCESS,		/* NAK remote access error */
 	RESP_OP_ERR,		/* NAK remote operational error */
+	RESP_RQ_BROKEN,		/* the receive queue is broken: NAK remote operational
+				 * error, and the owner hears DROCE_TQP_FAULT_RQ */
 };
+
+/* Take the message's receive WQE, as a resp_result. */
+static enum resp_result
+resp_rwqe_result(struct droce_tqp *qp)
+{
+	int ret = resp_take_rwqe(qp);
+
+	return ret == 0 ? RESP_OK : ret == -EAGAIN ? RESP_RNR : RESP_RQ_BROKEN;
+}
 
 static enum resp_result
 resp_send(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payload)
@@ -222,8 +238,10 @@ resp_send(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payl
 	uint32_t flags = 0;
 
 	if (d->flags & DROCE_OPF_START) {
-		if (!resp_take_rwqe(qp))
-			return RESP_RNR;
+		enum resp_result r = resp_rwqe_result(qp);
+
+		if (r != RESP_OK)
+			return r;
 		qp->resp.rcv_len = 0;
 	}
 	if (!qp->resp.have_rwqe)
@@ -232,11 +250,13 @@ resp_send(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payl
 		enum droce_mem_err e = tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge,
 						   qp->resp.rcv_len, payload, pkt->payload_len);
 
-		if (e == DROCE_MEM_RANGE) {	/* message longer than the buffer */
+		if (e == DROCE_MEM_SHORT) {	/* message longer than the buffer */
 			resp_complete_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, NULL);
 			return RESP_LEN_ERR;
 		}
 		if (e != DROCE_MEM_OK) {
+			/* the WQE's SGE fails its check: key, PD, range, LOCAL_WRITE
+			 * (an MR moved since it was posted) -- IBA 9.7.5.2.4 */
 			resp_complete_recv(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, NULL);
 			return RESP_OP_ERR;
 		}
@@ -265,8 +285,12 @@ resp_write(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *pay
 	uint8_t *host;
 
 	/* WRITE with immediate needs its receive WQE before anything is written */
-	if ((d->flags & DROCE_OPF_IMM) && !resp_take_rwqe(qp))
-		return RESP_RNR;
+	if (d->flags & DROCE_OPF_IMM) {
+		enum resp_result r = resp_rwqe_result(qp);
+
+		if (r != RESP_OK)
+			return r;
+	}
 	if (d->flags & DROCE_OPF_START) {
 		qp->resp.wr_va = pkt->reth.va;
 		qp->resp.wr_rkey = pkt->reth.rkey;
@@ -360,6 +384,8 @@ resp_ud(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame)
 {
 	uint8_t grh[DROCE_GRH_BYTES];
 	uint32_t flags = IBV_WC_GRH;
+	enum droce_mem_err e;
+	int ret;
 	/* GSI (QP1) uses the well-known Q_Key (IBA 13.4.6.1) */
 	uint32_t qkey = qp->attr.qpn == 1 ? 0x80010000u : qp->attr.qkey;
 
@@ -375,7 +401,12 @@ resp_ud(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame)
 		TQP_CNT(qp, DROP_LEN);
 		return;
 	}
-	if (!resp_take_rwqe(qp)) {
+	ret = resp_take_rwqe(qp);
+	if (ret == -EBADMSG) {
+		tqp_to_error(qp, DROCE_TQP_FAULT_RQ);
+		return;
+	}
+	if (ret < 0) {
 		TQP_CNT(qp, DROP_NO_RWQE);
 		return;
 	}
@@ -386,11 +417,13 @@ resp_ud(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame)
 	else
 		memcpy(grh + DROCE_GRH_BYTES - DROCE_IPV4_BYTES, frame + pkt->l3_off,
 		       DROCE_IPV4_BYTES);
-	if (tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, 0, grh, sizeof(grh)) !=
-	    DROCE_MEM_OK ||
-	    tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, DROCE_GRH_BYTES,
-			frame + pkt->payload_off, pkt->payload_len) != DROCE_MEM_OK) {
-		resp_complete_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, NULL);
+	e = tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, 0, grh, sizeof(grh));
+	if (e == DROCE_MEM_OK)
+		e = tqp_scatter(qp, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, DROCE_GRH_BYTES,
+				frame + pkt->payload_off, pkt->payload_len);
+	if (e != DROCE_MEM_OK) {
+		resp_complete_recv(qp, e == DROCE_MEM_SHORT ? IBV_WC_LOC_LEN_ERR :
+				   IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, NULL);
 		return;
 	}
 	TQP_CNT(qp, RX_PKTS);
@@ -475,6 +508,13 @@ resp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame,
 			resp_rnr(qp, pkt);
 		else
 			TQP_CNT(qp, DROP_NO_RWQE);
+		return;
+	}
+	if (res == RESP_RQ_BROKEN) {
+		if (rc)		/* the peer learns at once rather than hearing RNR forever */
+			resp_nak_fatal(qp, pkt->psn, DROCE_NAK_REM_OP, DROCE_TQP_FAULT_RQ);
+		else
+			tqp_to_error(qp, DROCE_TQP_FAULT_RQ);
 		return;
 	}
 	if (res != RESP_OK) {

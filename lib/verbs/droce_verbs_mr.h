@@ -111,7 +111,7 @@ struct droce_mr_reg {
 /** A registered memory region. Fields are fixed while its key resolves. */
 struct droce_mr {
 	uint32_t lkey;		/**< key for local access and window binds */
-	uint32_t rkey;		/**< = lkey if a remote right was granted, else 0 (rxe) */
+	uint32_t rkey;		/**< = lkey, remote rights or not (rxe since Linux 6.0) */
 	uint32_t pd;
 	unsigned int access;	/**< IBV_ACCESS_* as registered */
 	uint64_t addr;		/**< client address of the first byte */
@@ -210,6 +210,24 @@ int droce_mr_register(struct droce_key_table *t, const struct droce_mr_reg *reg,
 		      struct droce_mr *mr);
 
 /**
+ * Reregister (ibv_rereg_mr(3)): @p mr takes the attributes of @p reg -- PD,
+ * range, iova, access, mapping -- as droce_mr_register() would give them,
+ * and keeps its keys. The man page lets resources be reused, and hardware and
+ * Soft-RoCE keep the keys, so a peer holding the R_Key from before (rdma-core's
+ * own tests do) reaches the region as it is now. Windows bound to @p mr were
+ * checked against the old attributes: refused while one is. Control thread;
+ * the key resolves nothing while the fields change.
+ *
+ * @return 0;
+ *   the errors of droce_mr_reg_check(), -EINVAL if host is NULL while length
+ *   is not 0 (both leave @p mr unchanged);
+ *   -EBUSY while a window is bound to @p mr (unchanged);
+ *   -EINVAL if @p mr is not registered in @p t.
+ */
+int droce_mr_reregister(struct droce_key_table *t, struct droce_mr *mr,
+			const struct droce_mr_reg *reg);
+
+/**
  * Deregister: the key stops resolving at once and its index goes to the
  * FIFO tail. Control thread.
  *
@@ -226,8 +244,8 @@ struct droce_mr *droce_mr_get(const struct droce_key_table *t, uint32_t lkey);
  * Check one access and translate it. The requester calls it for every SGE
  * (lkey, LOCAL_READ for gathers, LOCAL_WRITE for scatters), the responder for
  * every RETH/AtomicETH (rkey, REMOTE_*). An rkey may name an MR or a window;
- * an lkey only an MR. An MR granted no remote right has no R_Key, so its
- * lkey used remotely is KEY_INVALID. Safe on any lcore.
+ * an lkey only an MR. An MR's rkey is its lkey; without the remote right an
+ * access asks for, it fails with ACCESS. Safe on any lcore.
  *
  * @param key   lkey or rkey from the work request or packet (untrusted)
  * @param pd    PD of the QP doing the access

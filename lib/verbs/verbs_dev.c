@@ -68,9 +68,16 @@ dev_fill_attrs(struct droce_dev *dev)
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 4096;
-	a->vendor_id = 0;
+	/*
+	 * No IEEE OUI: IBA A3.3.1 lets a device without vendor-specific drivers
+	 * use 0xFFFFFF, as Linux Soft-RoCE does. Under it the part ID and version
+	 * are ours: part 0, because tools that match part IDs alone (perftest)
+	 * must not take droce for a real adapter; the version is the ABI a client
+	 * programs, that of the shared-memory rings.
+	 */
+	a->vendor_id = 0xffffff;
 	a->vendor_part_id = 0;
-	a->hw_ver = 1;
+	a->hw_ver = DROCE_SHM_ABI_VERSION;
 	a->max_qp = DEV_MAX_QP;
 	a->max_qp_wr = DEV_MAX_QP_WR;
 	/* port events: droce_dev_port_state() */
@@ -500,11 +507,9 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 }
 
 /*
- * ibv_rereg_mr(3): deregister and register again under the same handle,
- * with new keys (the old ones stop resolving at once). The worker runs
- * every request, so no lookup is in flight while the storage is reused.
- * Once the old key is gone a failure leaves the MR unusable (the shim
- * reports IBV_REREG_MR_ERR_CMD); checks that can fail come before that.
+ * ibv_rereg_mr(3): the MR takes the new attributes under the same handle and
+ * the same keys (droce_mr_reregister()). Everything that can fail is checked
+ * before anything changes, so a failure leaves the MR as it was.
  */
 static int
 dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req, int fd,
@@ -525,8 +530,6 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 						  mr->pd;
 	if (pd == NULL)
 		return EINVAL;
-	if (atomic_load(&mr->mr.mw_bound) > 0)
-		return EBUSY;		/* as ibv_dereg_mr(3) */
 	memset(&reg, 0, sizeof(reg));
 	reg.pd = pd->o.handle;
 	reg.access = req->flags & IBV_REREG_MR_CHANGE_ACCESS ? req->access : mr->mr.access;
@@ -544,15 +547,12 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 			return ret;
 		reg.host = host;
 	}
-	ret = -droce_mr_reg_check(&reg);
-	if (ret == 0)
-		ret = -droce_mr_deregister(cl->dev->keys, &mr->mr);
+	ret = -droce_mr_reregister(cl->dev->keys, &mr->mr, &reg);
 	if (ret != 0) {
 		if (map != NULL)
 			munmap(map, map_len);
-		return ret;
+		return ret;	/* EBUSY while a window is bound, as ibv_dereg_mr(3) */
 	}
-	ret = -droce_mr_register(cl->dev->keys, &reg, &mr->mr);
 	if (xlate) {
 		munmap(mr->map, mr->map_len);
 		mr->map = map;
@@ -563,7 +563,7 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	pd->refs++;
 	rep->lkey = mr->mr.lkey;
 	rep->rkey = mr->mr.rkey;
-	return ret;
+	return 0;
 }
 
 static int

@@ -50,6 +50,13 @@ struct dev_ring {
 	uint32_t idx;		/* our index: cons for SQ/RQ, prod for CQ */
 };
 
+/* The client's producer index says more than the ring holds: it is broken. */
+static inline bool
+dev_ring_impossible(const struct dev_ring *ring)
+{
+	return droce_shm_load_prod(ring->r) - ring->idx > ring->nslots;
+}
+
 /* A slot within the geometry we created: a client may rewrite the header. */
 static inline void *
 dev_slot(const struct dev_ring *ring, uint32_t idx)
@@ -93,6 +100,7 @@ struct dev_srq {
 	uint32_t max_sge;
 	uint32_t limit;		/* armed when non-zero */
 	uint32_t refs;
+	bool broken;		/* an impossible ring index was seen: in error for good */
 };
 
 struct dev_ah {

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "droce_shm_ops.h"
 #include "droce_wire_gid.h"
 #include "verbs_dev_priv.h"
 
@@ -97,10 +98,10 @@ rwqe_take(struct dev_ring *ring, uint32_t max_sge, struct droce_recv_wqe *w)
 	struct droce_shm_rwqe s;
 	uint32_t prod = droce_shm_load_prod(ring->r), i;
 
-	if (prod == ring->idx)
-		return -EAGAIN;
 	if (prod - ring->idx > ring->nslots)
 		return -EBADMSG;	/* impossible index: the client is broken */
+	if (prod == ring->idx)
+		return -EAGAIN;
 	memcpy(&s, dev_slot(ring, ring->idx), sizeof(s));
 	ring->idx++;
 	droce_shm_release(ring->r, ring->idx);
@@ -123,27 +124,36 @@ dev_srq_check_limit(struct dev_srq *srq)
 	uint32_t avail = droce_shm_load_prod(srq->ring.r) - srq->ring.idx;
 
 	/* IBA 10.2.9.3: one event when the level drops below the limit, then disarmed */
-	if (srq->limit != 0 && avail < srq->limit) {
+	if (srq->limit != 0 && !srq->broken && avail < srq->limit) {
 		srq->limit = 0;
 		dev_async_event(srq->o.cl, IBV_EVENT_SRQ_LIMIT_REACHED, srq->o.handle);
 	}
 }
 
+/*
+ * -EBADMSG for a ring whose index is impossible (or an SRQ already failed):
+ * the transport then fails the QP with DROCE_TQP_FAULT_RQ and ops_qp_error()
+ * raises the event -- never "no WQE" forever, which the peer would take for
+ * RNR.
+ */
 static int
 ops_recv_get(void *ctx, struct droce_tqp *t, struct droce_recv_wqe *w)
 {
+	struct droce_dev *dev = ctx;
 	struct dev_qp *qp = tqp_to_qp(t);
 	int ret;
 
-	(void)ctx;
 	if (qp->srq != NULL) {
-		ret = rwqe_take(&qp->srq->ring, qp->srq->max_sge, w);
+		ret = qp->srq->broken ? -EBADMSG :
+		      rwqe_take(&qp->srq->ring, qp->srq->max_sge, w);
 		if (ret == 0)
 			dev_srq_check_limit(qp->srq);
 	} else {
 		ret = rwqe_take(&qp->rq, qp->cap.max_recv_sge, w);
 	}
-	return ret == -EBADMSG ? -EAGAIN : ret;
+	if (ret == -EBADMSG)
+		DEV_CNT(dev, BAD_RING);
+	return ret;
 }
 
 static void
@@ -309,20 +319,58 @@ qp_entered_error(struct dev_qp *qp)
 		dev_async_event(qp->o.cl, IBV_EVENT_QP_LAST_WQE_REACHED, qp->o.handle);
 }
 
+/* The QP fails outside the transport's own processing: the ring paths. */
+static void
+qp_fail(struct droce_dev *dev, struct dev_qp *qp)
+{
+	if (qp->tqp.state == DROCE_TQP_ERR)
+		return;
+	droce_tqp_set_state(&qp->tqp, DROCE_TQP_ERR, 0, 0);
+	qp_entered_error(qp);
+	qp_activate(dev, qp);
+}
+
+/*
+ * An SRQ whose ring index is impossible is in error for good (IBA 10.2.9):
+ * IBV_EVENT_SRQ_ERR, and every QP taking WQEs from it fails too (each then
+ * says Last WQE Reached, qp_entered_error()). @p except is failing already:
+ * the transport is doing it.
+ */
+static void
+srq_fail(struct droce_dev *dev, struct dev_srq *srq, struct dev_qp *except)
+{
+	uint32_t i;
+
+	if (srq->broken)
+		return;
+	srq->broken = true;
+	atomic_store_explicit(&srq->ring.r->error, 1, memory_order_release);
+	dev_async_event(srq->o.cl, IBV_EVENT_SRQ_ERR, srq->o.handle);
+	for (i = 0; i < dev->n_live; i++)
+		if (dev->live[i]->srq == srq && dev->live[i] != except)
+			qp_fail(dev, dev->live[i]);
+}
+
 /*
  * The responder refused a request no receive WQE can report: the owner hears
- * of it as an affiliated asynchronous error (IBA 11.6.3.1), as from a NIC.
+ * of it as an affiliated asynchronous error (IBA 11.6.3.1), as from a NIC. A
+ * broken receive queue is a catastrophic error of the QP (its own RQ) or of
+ * its SRQ.
  */
 static void
 ops_qp_error(void *ctx, struct droce_tqp *t, enum droce_tqp_fault why)
 {
+	struct droce_dev *dev = ctx;
 	struct dev_qp *qp = tqp_to_qp(t);
 
-	(void)ctx;
 	if (why == DROCE_TQP_FAULT_INV_REQ)
 		dev_async_event(qp->o.cl, IBV_EVENT_QP_REQ_ERR, qp->o.handle);
 	else if (why == DROCE_TQP_FAULT_ACCESS)
 		dev_async_event(qp->o.cl, IBV_EVENT_QP_ACCESS_ERR, qp->o.handle);
+	else if (why == DROCE_TQP_FAULT_RQ && qp->srq != NULL)
+		srq_fail(dev, qp->srq, qp);
+	else if (why == DROCE_TQP_FAULT_RQ)
+		dev_async_event(qp->o.cl, IBV_EVENT_QP_FATAL, qp->o.handle);
 	qp_entered_error(qp);
 }
 
@@ -690,27 +738,8 @@ swqe_convert(struct droce_dev *dev, struct dev_qp *qp, const struct droce_shm_sw
 	w->flags = s->send_flags;
 	*status = IBV_WC_LOC_QP_OP_ERR;
 
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		break;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_LOCAL_INV:
-	case IBV_WR_BIND_MW:
-		if (type == IBV_QPT_UD)
-			return false;
-		break;
-	case IBV_WR_SEND_WITH_INV:
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		if (type != IBV_QPT_RC)
-			return false;
-		break;
-	default:
-		return false;
-	}
+	if (!droce_shm_qp_op_allowed(type, op))
+		return false;	/* the shim's own table: it refused this at post time */
 	w->imm = s->imm_data;
 	w->inv_rkey = s->invalidate_rkey;
 	w->remote_addr = s->remote_addr;
@@ -792,15 +821,21 @@ dev_qp_drain(struct droce_dev *dev, struct dev_qp *qp, uint64_t now)
 	uint32_t prod, status;
 
 	(void)now;
+	/* an impossible index on either ring fails this QP, nothing else */
+	if (qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_ERR && qp->rq.r != NULL &&
+	    dev_ring_impossible(&qp->rq)) {
+		DEV_CNT(dev, BAD_RING);
+		qp_fail(dev, qp);
+		dev_async_event(qp->o.cl, IBV_EVENT_QP_FATAL, qp->o.handle);
+	}
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_RTR)
 		return;		/* posted WQEs wait for RTS (or are dropped by RESET) */
 	droce_shm_doorbell_clear(&qp->sq.r->flag);
 	prod = droce_shm_load_prod(qp->sq.r);
 	if (prod - qp->sq.idx > qp->sq.nslots) {
 		DEV_CNT(dev, BAD_RING);
-		qp->sq.idx = prod;	/* impossible index: this QP fails, nothing else */
-		droce_tqp_set_state(&qp->tqp, DROCE_TQP_ERR, 0, 0);
-		qp_entered_error(qp);
+		qp->sq.idx = prod;
+		qp_fail(dev, qp);
 		dev_async_event(qp->o.cl, IBV_EVENT_QP_FATAL, qp->o.handle);
 		return;
 	}
@@ -845,10 +880,18 @@ droce_dev_doorbells(struct droce_dev *dev, uint64_t now)
 		cl->db.idx = v.idx;
 		for (i = 0; i < n; i++) {
 			struct dev_qp *qp = dev_obj_get(cl, handles[i], OBJ_QP);
+			struct dev_srq *srq;
 
-			if (qp != NULL)
+			if (qp != NULL) {
 				dev_qp_drain(dev, qp, now);
-			/* SRQ doorbells need nothing: the responder reads the ring */
+				continue;
+			}
+			/* an SRQ's ring is read by the responder; only its index is checked */
+			srq = dev_obj_get(cl, handles[i], OBJ_SRQ);
+			if (srq != NULL && !srq->broken && dev_ring_impossible(&srq->ring)) {
+				DEV_CNT(dev, BAD_RING);
+				srq_fail(dev, srq, NULL);
+			}
 		}
 		total += n;
 	}

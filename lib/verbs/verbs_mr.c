@@ -12,7 +12,8 @@
  *     serializes): register, deregister, alloc, bind, invalidate, dealloc.
  *     These are the key table's mutator.
  *   - Any lcore: droce_access_check(), droce_mr_get().
- *   - An MR's fields never change while its key is published. A window's
+ *   - An MR's fields never change while its key is published (a
+ *     reregistration unpublishes the key, changes them, publishes it again). A window's
  *     bound fields change only while its key is unpublished (mw_unbind()
  *     unpublishes first, the new key is published last), so the access check
  *     copies them and rechecks the key before trusting the copy.
@@ -97,6 +98,25 @@ droce_mr_reg_check(const struct droce_mr_reg *reg)
 	return 0;
 }
 
+/* The attributes of a registration; the keys are not touched. */
+static int
+mr_set(struct droce_mr *mr, const struct droce_mr_reg *reg)
+{
+	int ret = droce_mr_reg_check(reg);
+
+	if (ret < 0)
+		return ret;
+	if (reg->host == NULL && reg->length != 0)
+		return -EINVAL;
+	mr->pd = reg->pd;
+	mr->access = reg->access;
+	mr->addr = reg->addr;
+	mr->iova = (reg->access & IBV_ACCESS_ZERO_BASED) ? 0 : reg->hca_va;
+	mr->length = reg->length;
+	mr->host = reg->host;
+	return 0;
+}
+
 int
 droce_mr_register(struct droce_key_table *t, const struct droce_mr_reg *reg,
 		  struct droce_mr *mr)
@@ -104,18 +124,9 @@ droce_mr_register(struct droce_key_table *t, const struct droce_mr_reg *reg,
 	uint32_t key;
 	int ret;
 
-	ret = droce_mr_reg_check(reg);
+	ret = mr_set(mr, reg);
 	if (ret < 0)
 		return ret;
-	if (reg->host == NULL && reg->length != 0)
-		return -EINVAL;
-
-	mr->pd = reg->pd;
-	mr->access = reg->access;
-	mr->addr = reg->addr;
-	mr->iova = (reg->access & IBV_ACCESS_ZERO_BASED) ? 0 : reg->hca_va;
-	mr->length = reg->length;
-	mr->host = reg->host;
 	atomic_init(&mr->mw_bound, 0);
 	atomic_init(&mr->dying, false);
 
@@ -123,9 +134,44 @@ droce_mr_register(struct droce_key_table *t, const struct droce_mr_reg *reg,
 	if (ret < 0)
 		return ret;
 	mr->lkey = key;
-	/* No remote right, no R_Key (rxe_mr_init() does the same). */
-	mr->rkey = (reg->access & ACC_REMOTE) ? key : 0;
+	/* The rkey is the lkey with or without remote rights (hardware and
+	 * Soft-RoCE since 6.0): the rights decide, and a right added later by
+	 * droce_mr_reregister() works with the key handed out before. */
+	mr->rkey = key;
 	return droce_key_publish(t, key);
+}
+
+/* seq_cst pair with droce_mw_bind(): raise dying, then read the count. */
+static bool
+mr_claim_unbound(struct droce_mr *mr)
+{
+	atomic_store(&mr->dying, true);
+	if (atomic_load(&mr->mw_bound) == 0)
+		return true;
+	atomic_store(&mr->dying, false);
+	return false;
+}
+
+int
+droce_mr_reregister(struct droce_key_table *t, struct droce_mr *mr,
+		    const struct droce_mr_reg *reg)
+{
+	struct droce_mr next = *mr;
+	int ret;
+
+	if (droce_mr_get(t, mr->lkey) != mr)
+		return -EINVAL;
+	ret = mr_set(&next, reg);
+	if (ret < 0)
+		return ret;
+	if (!mr_claim_unbound(mr))
+		return -EBUSY;
+	/* fields change only while the key resolves nothing (the header's rule) */
+	droce_key_unpublish(t, mr->lkey);
+	ret = mr_set(mr, reg);
+	atomic_store(&mr->dying, false);
+	droce_key_publish(t, mr->lkey);
+	return ret;
 }
 
 struct droce_mr *
@@ -142,12 +188,8 @@ droce_mr_deregister(struct droce_key_table *t, struct droce_mr *mr)
 {
 	if (droce_mr_get(t, mr->lkey) != mr)
 		return -EINVAL;
-	/* seq_cst pair with droce_mw_bind(): raise dying, then read the count */
-	atomic_store(&mr->dying, true);
-	if (atomic_load(&mr->mw_bound) != 0) {
-		atomic_store(&mr->dying, false);
+	if (!mr_claim_unbound(mr))
 		return -EBUSY;
-	}
 	return droce_key_free(t, mr->lkey);
 }
 
@@ -186,14 +228,11 @@ acc_atomic_misaligned(enum droce_acc_op op, uint64_t iova, uint64_t len)
 }
 
 static enum droce_acc_result
-acc_mr(const struct droce_mr *mr, uint32_t key, uint32_t pd, uint64_t iova, uint64_t len,
-       enum droce_acc_op op, bool local, void **host)
+acc_mr(const struct droce_mr *mr, uint32_t pd, uint64_t iova, uint64_t len, enum droce_acc_op op,
+       void **host)
 {
 	unsigned int need = acc_need[op];
 
-	/* An MR without remote rights has no R_Key: its lkey is not one. */
-	if (!local && mr->rkey != key)
-		return DROCE_ACC_KEY_INVALID;
 	if (mr->pd != pd)
 		return DROCE_ACC_PD;
 	if ((mr->access & need) != need)
@@ -261,7 +300,7 @@ droce_access_check(const struct droce_key_table *t, uint32_t key, uint32_t pd, u
 			return DROCE_ACC_KEY_BAD;
 		return acc_mw(t, obj, key, pd, qpn, iova, len, op, host);
 	}
-	return acc_mr(obj, key, pd, iova, len, op, local, host);
+	return acc_mr(obj, pd, iova, len, op, host);
 }
 
 int

@@ -6,8 +6,8 @@
  * A hostile client: it speaks droced's control protocol and shared-memory
  * ABI directly (no shim) and does everything a broken or malicious process
  * could: malformed messages, bogus handles and keys, memory it could shrink,
- * garbage work requests, a rewritten ring header, impossible ring indices,
- * forged doorbells. Exits 0 when every step got the answer droce documents;
+ * garbage work requests, a rewritten ring header, impossible ring indices
+ * (send queue, receive queue, SRQ), forged doorbells. Exits 0 when every step got the answer droce documents;
  * the caller then checks that the daemon is alive and clean.
  *
  *   hostile_client SOCKET
@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,109 @@ hello(struct droce_shm_ring **db, int *events)
 	if (ret == 0 && n == 1)
 		*db = map_ring(fds[0], rep.db_map_len);
 	return fd;
+}
+
+/* Whether the async-event pipe @p events has (had) @p type for @p handle; drains it. */
+static bool
+event_seen(int events, enum ibv_event_type type, uint32_t handle)
+{
+	struct droce_ctrl_event ev;
+	bool seen = false;
+
+	while (read(events, &ev, sizeof(ev)) == (ssize_t)sizeof(ev))
+		seen |= ev.event_type == (uint32_t)type && ev.handle == handle;
+	return seen;
+}
+
+/* An RC QP on @p cq (and @p srq if not 0), moved to INIT; its SQ ring, its RQ ring in *rq. */
+static struct droce_shm_ring *
+qp_in_init(int fd, uint32_t pd, uint32_t cq, uint32_t srq, struct droce_ctrl_create_qp_rep *rep,
+	   struct droce_shm_ring **rq)
+{
+	struct droce_ctrl_create_qp_req req = {
+		.pd_handle = pd, .send_cq_handle = cq, .recv_cq_handle = cq, .srq_handle = srq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct droce_ctrl_modify_qp_req mq = {
+		.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+		.attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 },
+	};
+	int fds[DROCE_CTRL_MAX_FDS], ret;
+	unsigned int n = 0;
+	struct droce_shm_ring *sq;
+
+	ret = droce_ctrl_call(fd, DROCE_CTRL_CREATE_QP, &req, sizeof(req), NULL, 0, rep,
+			      sizeof(*rep), fds, &n);
+	CHECK(ret == 0 && n == (srq ? 1u : 2u), "create QP (srq %u): %d", srq, ret);
+	if (ret != 0)
+		exit(1);
+	sq = map_ring(fds[0], rep->sq_map_len);
+	*rq = srq ? NULL : map_ring(fds[1], rep->rq_map_len);
+	mq.qp_handle = rep->qp_handle;
+	ret = droce_ctrl_call(fd, DROCE_CTRL_MODIFY_QP, &mq, sizeof(mq), NULL, 0, NULL, 0, NULL,
+			      NULL);
+	CHECK(ret == 0 && sq != NULL && (srq || *rq != NULL), "QP to INIT: %d", ret);
+	if (sq == NULL)
+		exit(1);
+	return sq;
+}
+
+/*
+ * An impossible producer index on a receive queue fails its QP
+ * (IBV_EVENT_QP_FATAL), on an SRQ the SRQ (IBV_EVENT_SRQ_ERR) and every QP
+ * on it (Last WQE Reached): never "no receive WQE" forever.
+ */
+static void
+broken_receive_queues(int fd, struct droce_shm_ring *db, int events, uint32_t pd, uint32_t cq)
+{
+	struct droce_ctrl_create_srq_req sr = { .pd_handle = pd, .attr = { .max_wr = 8,
+									    .max_sge = 1 } };
+	struct droce_ctrl_create_srq_rep srp;
+	struct droce_ctrl_create_qp_rep a, b, c;
+	struct droce_shm_ring *sqa, *sqb, *sqc, *rq, *srq = NULL;
+	int fds[DROCE_CTRL_MAX_FDS], ret;
+	unsigned int n = 0;
+
+	sqa = qp_in_init(fd, pd, cq, 0, &a, &rq);
+	(void)event_seen(events, IBV_EVENT_QP_FATAL, a.qp_handle);	/* what came before */
+	droce_shm_publish(rq, 1000000);		/* nothing was posted: impossible */
+	droce_shm_doorbell(db, &rq->flag, a.qp_handle);
+	usleep(300000);
+	CHECK(atomic_load(&sqa->error) != 0, "the QP did not fail on an impossible RQ index");
+	CHECK(event_seen(events, IBV_EVENT_QP_FATAL, a.qp_handle),
+	      "no IBV_EVENT_QP_FATAL for the QP with an impossible RQ index");
+
+	ret = droce_ctrl_call(fd, DROCE_CTRL_CREATE_SRQ, &sr, sizeof(sr), NULL, 0, &srp,
+			      sizeof(srp), fds, &n);
+	CHECK(ret == 0 && n == 1, "create SRQ: %d", ret);
+	if (ret == 0 && n == 1)
+		srq = map_ring(fds[0], srp.map_len);
+	if (srq == NULL)
+		return;
+	sqb = qp_in_init(fd, pd, cq, srp.srq_handle, &b, &rq);
+	sqc = qp_in_init(fd, pd, cq, srp.srq_handle, &c, &rq);
+	droce_shm_publish(srq, 1000000);
+	droce_shm_doorbell(db, &srq->flag, srp.srq_handle);
+	usleep(300000);
+	{
+		bool srq_err = false, last_b = false, last_c = false;
+		struct droce_ctrl_event ev;
+
+		while (read(events, &ev, sizeof(ev)) == (ssize_t)sizeof(ev)) {
+			srq_err |= ev.event_type == IBV_EVENT_SRQ_ERR &&
+				   ev.handle == srp.srq_handle;
+			last_b |= ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+				  ev.handle == b.qp_handle;
+			last_c |= ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+				  ev.handle == c.qp_handle;
+		}
+		CHECK(srq_err, "no IBV_EVENT_SRQ_ERR for the SRQ with an impossible index");
+		CHECK(atomic_load(&srq->error) != 0, "the SRQ ring does not say error");
+		CHECK(atomic_load(&sqb->error) != 0 && atomic_load(&sqc->error) != 0 &&
+		      last_b && last_c, "the QPs on the broken SRQ did not both fail (%d %d)",
+		      last_b, last_c);
+	}
 }
 
 /* The daemon hangs up on a malformed message: only this connection. */
@@ -292,6 +396,8 @@ main(int argc, char **argv)
 			fatal |= ev.event_type == IBV_EVENT_QP_FATAL && ev.handle == qpp.qp_handle;
 		CHECK(fatal, "no IBV_EVENT_QP_FATAL for the QP with an impossible index");
 	}
+
+	broken_receive_queues(fd, db, events, pd.pd_handle, cqp.cq_handle);
 
 	/* still served after all that */
 	ret = droce_ctrl_call(fd, DROCE_CTRL_ALLOC_PD, NULL, 0, NULL, 0, &pd, sizeof(pd), NULL, NULL);

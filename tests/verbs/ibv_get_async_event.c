@@ -15,8 +15,10 @@
  * in RTR); IBV_EVENT_PORT_ERR and
  * IBV_EVENT_PORT_ACTIVE when the driver takes its daemon's interface down
  * and up again (the port's state follows), last because it disturbs the
- * link. QP fatal events need a corrupted ring
- * (tests/integration/hostile_client.c).
+ * link. A client scribbling on its own receive ring or SRQ (an impossible
+ * producer index, written through the ring ABI): IBV_EVENT_QP_FATAL, or
+ * IBV_EVENT_SRQ_ERR and its QPs in error (tests/integration/hostile_client.c
+ * does the same without the shim, the send ring too).
  */
 
 #include <errno.h>
@@ -25,12 +27,15 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "droce_shm.h"	/* the ring ABI: broken_rings() scribbles on its own ring */
 #include "verbs_test.h"
 
 static struct ibv_mr *lmr;
@@ -327,6 +332,105 @@ comm_est(void)
 	vt_check(ibv_destroy_qp(p.qp) == 0, "then RTS, and destroyed", "failed");
 }
 
+/*
+ * The ring droced mapped into this process for object @p handle of @p kind:
+ * every ring starts with its magic, kind and handle (the ring ABI,
+ * lib/shm/droce_shm.h), in a memfd droced names droce-ring. NULL if none.
+ */
+static struct droce_shm_ring *
+own_ring(enum droce_shm_kind kind, uint32_t handle)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	struct droce_shm_ring *found = NULL;
+	char line[512];
+
+	vt_require(f != NULL, "/proc/self/maps");
+	while (found == NULL && fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo;
+		struct droce_shm_ring *r;
+
+		if (strstr(line, "/memfd:droce-ring") == NULL || sscanf(line, "%lx-", &lo) != 1)
+			continue;
+		r = (struct droce_shm_ring *)lo;
+		if (r->magic == DROCE_SHM_MAGIC && r->kind == (uint32_t)kind && r->handle == handle)
+			found = r;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Make @p r's producer index impossible: a million WQEs more than it holds. */
+static void
+scribble(struct droce_shm_ring *r)
+{
+	atomic_store(&r->prod, atomic_load(&r->prod) + 1000000u);
+}
+
+/*
+ * A client that scribbles on its receive ring: an impossible producer index
+ * fails the QP (IBV_EVENT_QP_FATAL) and the peer's SEND ends at once with
+ * IBV_WC_REM_OP_ERR, not in RNR retries; on an SRQ the SRQ fails
+ * (IBV_EVENT_SRQ_ERR) and every QP on it goes to the error state, each with
+ * IBV_EVENT_QP_LAST_WQE_REACHED.
+ */
+static void
+broken_rings(void)
+{
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(vt.pd, &sia);
+	struct ibv_cq *cq = vt_cq(16);
+	struct ibv_qp_init_attr qia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct vt_pair p = vt_pair(IBV_QPT_RC, 0), a = { .cq = cq }, b = { .cq = cq };
+	struct droce_shm_ring *r = own_ring(DROCE_SHM_RQ, p.qp->handle);
+	struct ibv_async_event ev;
+	bool srq_err = false, last_a = false, last_b = false, other = false;
+	int st, e;
+
+	/* nothing posted, so no doorbell of ours races the scribble: the SEND finds it
+	 * (hostile_client does the doorbell path) */
+	vt_require(r != NULL, "our QP's receive ring among our mappings");
+	scribble(r);
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	e = qp_event(p.qp);
+	vt_check(st == IBV_WC_REM_OP_ERR && e == IBV_EVENT_QP_FATAL && qp_in_error(p.qp),
+		 "an impossible receive ring index: the peer's SEND fails IBV_WC_REM_OP_ERR (not "
+		 "RNR), IBV_EVENT_QP_FATAL for our QP, now in ERR", "peer's status %d, event %d",
+		 st, e);
+	vt_check(ibv_destroy_qp(p.qp) == 0, "destroyed after its event was acknowledged", "failed");
+
+	vt_require(srq != NULL, "create_srq");
+	a.qp = ibv_create_qp(vt.pd, &qia);
+	b.qp = ibv_create_qp(vt.pd, &qia);
+	vt_require(a.qp != NULL && b.qp != NULL, "create_qp on the SRQ");
+	a.r = vt_remote_qp(a.qp);
+	b.r = vt_remote_qp(b.qp);
+	r = own_ring(DROCE_SHM_RQ, srq->handle);
+	vt_require(r != NULL, "the SRQ's ring among our mappings");
+	scribble(r);
+	st = vt_remote_send(&a, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	while (async(&ev, 500)) {
+		srq_err |= ev.event_type == IBV_EVENT_SRQ_ERR && ev.element.srq == srq;
+		last_a |= ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED && ev.element.qp == a.qp;
+		last_b |= ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED && ev.element.qp == b.qp;
+		other |= ev.event_type != IBV_EVENT_SRQ_ERR &&
+			 ev.event_type != IBV_EVENT_QP_LAST_WQE_REACHED;
+		ibv_ack_async_event(&ev);
+	}
+	vt_check(st == IBV_WC_REM_OP_ERR && srq_err && !other,
+		 "an impossible SRQ index: the peer's SEND fails IBV_WC_REM_OP_ERR, "
+		 "IBV_EVENT_SRQ_ERR for the SRQ", "peer's status %d, SRQ_ERR %d, others %d", st,
+		 srq_err, other);
+	vt_check(qp_in_error(a.qp) && qp_in_error(b.qp) && last_a && last_b,
+		 "both QPs on it in ERR, each with IBV_EVENT_QP_LAST_WQE_REACHED",
+		 "events %d %d", last_a, last_b);
+	vt_check(ibv_destroy_qp(a.qp) == 0 && ibv_destroy_qp(b.qp) == 0 &&
+		 ibv_destroy_srq(srq) == 0, "all destroyed after the events were acknowledged",
+		 "failed");
+}
+
 /* The interface holding the IPv4 address of our GID (in this namespace). */
 static bool
 gid_iface(char name[IFNAMSIZ])
@@ -430,6 +534,7 @@ drive(void)
 	last_wqe();
 	responder_errors();
 	comm_est();
+	broken_rings();
 	port_events();
 }
 

@@ -8,7 +8,8 @@
  * INIT, RTR, RTS, SQD (draining or not), ERR and RESET; UD's Q_Key and SQ PSN), init_attr
  * gives the creation arguments with the capabilities actually granted, and
  * the extended device query agrees with ibv_query_device(), refuses an
- * unknown input comp_mask and tells the truth about clocks and ODP.
+ * unknown input comp_mask and tells the truth about clocks and ODP; the
+ * vendor ID is the IBA's for a device without an OUI.
  */
 
 #include <errno.h>
@@ -236,6 +237,10 @@ device_ex(void)
 	vt_check(ibv_query_device(vt.ctx, &da) == 0 && ibv_query_device_ex(vt.ctx, NULL, &dx) == 0 &&
 		 memcmp(&da, &dx.orig_attr, sizeof(da)) == 0,
 		 "ibv_query_device_ex: orig_attr is ibv_query_device's answer", "differs");
+	/* no IEEE OUI: IBA A3.3.1's 0xFFFFFF, as Soft-RoCE; part 0 (doc/verbs.md) */
+	vt_check(da.vendor_id == 0xffffff && da.vendor_part_id == 0 && da.hw_ver >= 1,
+		 "vendor_id 0xFFFFFF (no OUI), vendor_part_id 0, hw_ver the ring ABI (>= 1)",
+		 "vendor_id %#x part %u hw_ver %u", da.vendor_id, da.vendor_part_id, da.hw_ver);
 	vt_check(dx.phys_port_cnt_ex == da.phys_port_cnt && da.phys_port_cnt == 1,
 		 "phys_port_cnt_ex: one port", "%u", dx.phys_port_cnt_ex);
 	/* hca_core_clock is in kHz; droce's timestamps count nanoseconds */

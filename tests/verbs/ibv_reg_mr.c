@@ -8,8 +8,12 @@
  * errno rdma-core gives), ibv_reg_mr_iova()/ibv_reg_mr_iova2() addressing,
  * ibv_reg_dmabuf_mr() on a descriptor it can map and on one it cannot,
  * on-demand paging (explicit and implicit), ibv_rereg_mr() of access,
- * translation and PD with its error codes, ibv_dereg_mr(). A remote
- * access error breaks an RC pair, so each such check takes a fresh one.
+ * translation and PD with its error codes, ibv_dereg_mr(). After
+ * ibv_rereg_mr() an MR acts as a fresh registration with the new attributes
+ * (every pair of rights, translation, PD, ZERO_BASED: probed by the agent's
+ * WRITE, READ, FETCH_AND_ADD and our own READ into it) and keeps its keys.
+ * A remote access error breaks an RC pair: the early checks take a fresh
+ * one, the probes restate theirs.
  */
 
 #include <errno.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/udmabuf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -363,9 +368,7 @@ rereg(void)
 		 "the new REMOTE_READ right works", "failed");
 	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)mr->addr, mr->rkey, 8) ==
 		 IBV_WC_REM_ACCESS_ERR, "the dropped REMOTE_WRITE right is refused", "accepted");
-	vt_check(old == mr->rkey ||
-		 peer(IBV_WR_RDMA_READ, (uintptr_t)mr->addr, old, 8) == IBV_WC_REM_ACCESS_ERR,
-		 "the R_Key before the rereg stops working", "still works");
+	vt_check(old == mr->rkey, "the R_Key stays", "%#x, was %#x", mr->rkey, old);
 
 	/* translation: the same MR now covers another buffer */
 	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS, NULL,
@@ -426,6 +429,319 @@ rereg(void)
 	free(other);
 }
 
+/* ---- after ibv_rereg_mr() an MR is what a registration with the new attributes is ---- */
+
+#define RR IBV_ACCESS_REMOTE_READ
+#define RWR IBV_ACCESS_REMOTE_WRITE
+#define RA IBV_ACCESS_REMOTE_ATOMIC
+
+/* Every valid mix of the rights (REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE). */
+static const unsigned int rights[] = {
+	0, RR, LW, LW | RR, LW | RWR, LW | RA, LW | RR | RWR, LW | RR | RA, LW | RWR | RA,
+	LW | RR | RWR | RA,
+};
+
+/* What probe() saw: one bit per operation that worked, with its data. */
+enum {
+	SAW_PEER_WRITE = 1,	/* the agent's RDMA WRITE landed */
+	SAW_PEER_READ = 2,	/* the agent's RDMA READ brought our bytes */
+	SAW_PEER_ATOMIC = 4,	/* the agent's FETCH_AND_ADD added */
+	SAW_LOCAL_WRITE = 8,	/* our own RDMA READ scattered into the MR */
+	SAW_OLD_PLACE = 16,	/* the agent reached @p old (where the MR was before) */
+};
+
+/* Did @p st succeed? A failure leaves @p p in error: restate it for the next probe. */
+static bool
+worked(struct vt_pair *p, int st)
+{
+	if (st == IBV_WC_SUCCESS)
+		return true;
+	vt_pair_restate(p);
+	return false;
+}
+
+/*
+ * Everything @p mr lets the agent and our own QP do at offset 64 of it, addressed
+ * as its iova space says (@p zero_based: from 0); @p old, if not NULL, is
+ * another address the agent tries to WRITE through the same key.
+ */
+static unsigned int
+probe(struct vt_pair *p, struct ibv_mr *mr, bool zero_based, char *old)
+{
+	char *at = (char *)mr->addr + 64;
+	uint64_t va = zero_based ? 64 : (uintptr_t)at, v;
+	unsigned int saw = 0;
+	char back[8];
+
+	memset(at, 0, 16);
+	vt_remote_fill(rmr.id, 0, 64, 'p');
+	if (worked(p, vt_remote_rdma(p, IBV_WR_RDMA_WRITE, rmr.id, va, mr->rkey, 8)) &&
+	    memcmp(at, "pppppppp", 8) == 0 && at[8] == 0)
+		saw |= SAW_PEER_WRITE;
+	memcpy(at, "readable", 8);
+	if (worked(p, vt_remote_rdma(p, IBV_WR_RDMA_READ, rmr.id, va, mr->rkey, 8)) &&
+	    (vt_remote_read(rmr.id, 0, back, 8), memcmp(back, "readable", 8) == 0))
+		saw |= SAW_PEER_READ;
+	memset(at, 0, 8);
+	if (worked(p, vt_remote_rdma(p, IBV_WR_ATOMIC_FETCH_AND_ADD, rmr.id, va, mr->rkey, 8)) &&
+	    (memcpy(&v, at, 8), v == 1))
+		saw |= SAW_PEER_ATOMIC;
+	{
+		struct ibv_sge sge = { va, 8, mr->lkey };	/* lkeys use the iova space too */
+		struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_READ, .sg_list = &sge,
+					  .num_sge = 1, .wr.rdma = { rmr.addr, rmr.rkey } };
+
+		memset(at, 0, 8);
+		vt_remote_fill(rmr.id, 0, 8, 'q');
+		if (worked(p, vt_post_wait(p->qp, &wr)) && memcmp(at, "qqqqqqqq", 8) == 0)
+			saw |= SAW_LOCAL_WRITE;
+	}
+	if (old != NULL) {
+		memset(old + 64, 0, 8);
+		if (worked(p, vt_remote_rdma(p, IBV_WR_RDMA_WRITE, rmr.id, (uintptr_t)old + 64,
+					     mr->rkey, 8)) || old[64] != 0)
+			saw |= SAW_OLD_PLACE;
+	}
+	return saw;
+}
+
+/* What a fresh registration of 4 KiB at @p buf in @p pd with @p access lets happen. */
+static unsigned int
+probe_fresh(struct vt_pair *p, struct ibv_pd *pd, void *buf, unsigned int access)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 4096, (int)access);
+	unsigned int saw;
+
+	vt_require(mr != NULL, "reg_mr");
+	saw = probe(p, mr, access & IBV_ACCESS_ZERO_BASED, NULL);
+	ibv_dereg_mr(mr);
+	return saw;
+}
+
+/*
+ * rdma-core's tests/test_mr.py (test_mr_rereg_access) hands the peer the
+ * R_Key of a LOCAL_WRITE-only MR, adds REMOTE_WRITE with ibv_rereg_mr() and
+ * expects the peer's WRITE with that key to land, as on hardware and
+ * Soft-RoCE, whose keys survive a reregistration.
+ */
+static void
+rereg_keeps_keys(void)
+{
+	struct ibv_mr *mr = reg(4096, LW);
+	char *other = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd2 = ibv_alloc_pd(vt.ctx);
+	uint32_t lkey, rkey;
+	int ret;
+
+	vt_require(mr != NULL && other != NULL && pd2 != NULL, "setup");
+	memset(other, 0, 4096);
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	vt_check(rkey == lkey, "every MR has an R_Key (the lkey), remote rights or not",
+		 "rkey %#x lkey %#x", rkey, lkey);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   LW | IBV_ACCESS_REMOTE_WRITE);
+	vt_check(ret == 0 && mr->lkey == lkey && mr->rkey == rkey,
+		 "IBV_REREG_MR_CHANGE_ACCESS keeps lkey and rkey", "%d: lkey %#x rkey %#x", ret,
+		 mr->lkey, mr->rkey);
+	vt_check(peer(IBV_WR_RDMA_WRITE, (uintptr_t)mr->addr + 8, rkey, 8) == IBV_WC_SUCCESS &&
+		 ((char *)mr->addr)[8] == 'p',
+		 "REMOTE_WRITE added: the peer's WRITE with the R_Key it had before lands",
+		 "failed");
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD, pd2,
+			   other, 4096, 0);
+	vt_check(ret == 0 && mr->lkey == lkey && mr->rkey == rkey,
+		 "IBV_REREG_MR_CHANGE_TRANSLATION | CHANGE_PD keeps them too", "%d", ret);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd2);
+	free(other);
+}
+
+/* Every pair of rights, old and new: the reregistered MR behaves as a fresh one. */
+static void
+rereg_rights(void)
+{
+	struct vt_pair p = pair();
+	char *buf = aligned_alloc(4096, 4096);
+	unsigned int want[VT_DIM(rights)], i, j, bad = 0, moved = 0;
+	uint32_t lkey, rkey;
+
+	vt_require(buf != NULL, "aligned_alloc");
+	for (j = 0; j < VT_DIM(rights); j++)
+		want[j] = probe_fresh(&p, vt.pd, buf, rights[j]);
+	vt_check(want[0] == 0 && want[VT_DIM(rights) - 1] == (SAW_PEER_WRITE | SAW_PEER_READ |
+		 SAW_PEER_ATOMIC | SAW_LOCAL_WRITE), "the probe tells rights apart",
+		 "none: %#x, all: %#x", want[0], want[VT_DIM(rights) - 1]);
+	for (i = 0; i < VT_DIM(rights); i++)
+		for (j = 0; j < VT_DIM(rights); j++) {
+			struct ibv_mr *mr = ibv_reg_mr(vt.pd, buf, 4096, (int)rights[i]);
+			unsigned int saw;
+			int ret;
+
+			vt_require(mr != NULL, "reg_mr");
+			lkey = mr->lkey;
+			rkey = mr->rkey;
+			ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+					   (int)rights[j]);
+			saw = ret == 0 ? probe(&p, mr, false, NULL) : ~0u;
+			if (saw != want[j]) {
+				printf("note access %#x -> %#x: rereg %d, saw %#x, a fresh MR %#x\n",
+				       rights[i], rights[j], ret, saw, want[j]);
+				bad++;
+			}
+			moved += mr->lkey != lkey || mr->rkey != rkey;
+			ibv_dereg_mr(mr);
+		}
+	vt_check(bad == 0, "IBV_REREG_MR_CHANGE_ACCESS between any two sets of rights: the MR "
+		 "acts as one registered with the new rights", "%u of %zu pairs differ", bad,
+		 VT_DIM(rights) * VT_DIM(rights));
+	vt_check(moved == 0, "and its lkey and rkey stay what they were",
+		 "changed in %u of %zu", moved, VT_DIM(rights) * VT_DIM(rights));
+	free(buf);
+}
+
+/*
+ * Translation, PD and ZERO_BASED changes, alone and together: the MR acts as a
+ * fresh registration of the new range in the new PD, and the old range is
+ * out of its reach.
+ */
+static void
+rereg_places(void)
+{
+	static const unsigned int all = LW | RR | RWR | RA;
+	struct vt_pair p = pair();
+	char *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd2 = ibv_alloc_pd(vt.ctx);
+	unsigned int want, want_none, want_zb, saw;
+	struct ibv_mr *mr;
+	int ret;
+
+	vt_require(a != NULL && b != NULL && pd2 != NULL, "setup");
+	memset(a, 0, 4096);
+	memset(b, 0, 4096);
+	want = probe_fresh(&p, vt.pd, b, all);
+	want_none = probe_fresh(&p, pd2, b, all);
+	{
+		struct ibv_mr *zb = ibv_reg_mr(vt.pd, b, 4096, (int)(all | IBV_ACCESS_ZERO_BASED));
+
+		vt_require(zb != NULL, "reg_mr ZERO_BASED");
+		want_zb = probe(&p, zb, true, NULL);
+		ibv_dereg_mr(zb);
+	}
+	vt_check(want == (SAW_PEER_WRITE | SAW_PEER_READ | SAW_PEER_ATOMIC | SAW_LOCAL_WRITE) &&
+		 want_none == 0 && want_zb == want,
+		 "a fresh MR: all rights in the QP's PD, none in another, ZERO_BASED alike",
+		 "%#x %#x %#x", want, want_none, want_zb);
+
+	mr = ibv_reg_mr(vt.pd, a, 4096, (int)all);
+	vt_require(mr != NULL, "reg_mr");
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b, 4096, 0);
+	saw = ret == 0 ? probe(&p, mr, false, a) : ~0u;
+	vt_check(saw == want, "CHANGE_TRANSLATION: as a fresh MR of the new range, the old "
+		 "one out of reach", "rereg %d saw %#x", ret, saw);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	saw = ret == 0 ? probe(&p, mr, false, NULL) : ~0u;
+	vt_check(saw == want_none, "CHANGE_PD to another PD: as a fresh MR there (no QP of ours "
+		 "reaches it)", "rereg %d saw %#x", ret, saw);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+			   IBV_REREG_MR_CHANGE_ACCESS, vt.pd, a, 4096, (int)(LW | RR));
+	saw = ret == 0 ? probe(&p, mr, false, b) : ~0u;
+	vt_check(saw == (SAW_PEER_READ | SAW_LOCAL_WRITE),
+		 "all three at once: the new range, PD and rights, nothing of the old",
+		 "rereg %d saw %#x", ret, saw);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS,
+			   NULL, b, 4096, (int)(all | IBV_ACCESS_ZERO_BASED));
+	saw = ret == 0 ? probe(&p, mr, true, NULL) : ~0u;
+	vt_check(saw == want_zb, "ZERO_BASED added: addressed from 0, as a fresh ZERO_BASED MR",
+		 "rereg %d saw %#x", ret, saw);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, (int)all);
+	saw = ret == 0 ? probe(&p, mr, false, NULL) : ~0u;
+	vt_check(saw == want, "ZERO_BASED dropped: addressed by the buffer's address again",
+		 "rereg %d saw %#x", ret, saw);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd2);
+	free(a);
+	free(b);
+}
+
+/* Our QP's state, as ibv_query_qp() reads it. */
+static enum ibv_qp_state
+qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_UNKNOWN };
+	struct ibv_qp_init_attr ia;
+
+	vt_require(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0, "query_qp");
+	return a.qp_state;
+}
+
+/*
+ * A receive posted before its MR moved (IBV_REREG_MR_CHANGE_TRANSLATION) or
+ * went to another PD (CHANGE_PD) fails its SGE check when a SEND consumes it:
+ * the receive completes with IBV_WC_LOC_PROT_ERR, the requester gets the NAK
+ * remote operational error (IBV_WC_REM_OP_ERR), both QPs are in error. Restated
+ * and with the MR put back, the pair carries SENDs again (rdma-core's
+ * tests/test_mr.py: test_mr_rereg_addr, test_mr_rereg_pd).
+ */
+static void
+rereg_under_a_posted_recv(bool pd_change)
+{
+	const char *what = pd_change ? "CHANGE_PD" : "CHANGE_TRANSLATION";
+	struct vt_pair p = pair();
+	char *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd2 = ibv_alloc_pd(vt.ctx);
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char name[160];
+	bool got;
+	int st, ret;
+
+	vt_require(a != NULL && b != NULL && pd2 != NULL, "setup");
+	memset(a, 0, 4096);
+	mr = ibv_reg_mr(vt.pd, a, 4096, LW);
+	vt_require(mr != NULL, "reg_mr");
+	vt_recv(p.qp, 1, (uintptr_t)a, 64, mr->lkey);
+	ret = pd_change ? ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0) :
+			  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b, 4096, 0);
+	vt_require(ret == 0, "rereg_mr");
+	vt_remote_fill(rmr.id, 0, 64, 'p');
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	snprintf(name, sizeof(name), "%s under a posted receive: the SEND ends in "
+		 "IBV_WC_REM_OP_ERR (NAK remote operational error)", what);
+	vt_check(st == IBV_WC_REM_OP_ERR, name, "status %d", st);
+	snprintf(name, sizeof(name), "%s: the receive completes with IBV_WC_LOC_PROT_ERR", what);
+	memset(&wc, 0, sizeof(wc));
+	got = vt_wait(p.cq, &wc, VT_WAIT_MS);
+	vt_check(got && wc.wr_id == 1 && wc.status == IBV_WC_LOC_PROT_ERR && a[0] == 0, name,
+		 "%s wr_id %llu status %d", got ? "got" : "none,", (unsigned long long)wc.wr_id,
+		 wc.status);
+	snprintf(name, sizeof(name), "%s: both QPs are in the error state", what);
+	{
+		enum ibv_qp_state ours = qp_state(p.qp), theirs = vt_remote_qp_state(&p.r);
+
+		vt_check(ours == IBV_QPS_ERR && theirs == IBV_QPS_ERR, name,
+			 "ours %d, the agent's %d", ours, theirs);
+	}
+
+	ret = pd_change ? ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, vt.pd, NULL, 0, 0) :
+			  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, a, 4096, 0);
+	vt_require(ret == 0, "rereg_mr back");
+	vt_pair_restate(&p);
+	vt_recv(p.qp, 2, (uintptr_t)a, 64, mr->lkey);
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	snprintf(name, sizeof(name), "%s: restated RESET->RTS and the MR put back, the pair "
+		 "carries a SEND again", what);
+	memset(&wc, 0, sizeof(wc));
+	got = vt_wait(p.cq, &wc, VT_WAIT_MS);
+	vt_check(st == IBV_WC_SUCCESS && got && wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS &&
+		 wc.byte_len == 8 && memcmp(a, "pppppppp", 8) == 0, name, "send %d, recv %s %d",
+		 st, got ? "status" : "none", wc.status);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd2);
+	free(a);
+	free(b);
+}
+
 static void
 drive(void)
 {
@@ -435,6 +751,11 @@ drive(void)
 	addressing();
 	dmabuf();
 	rereg();
+	rereg_keeps_keys();
+	rereg_rights();
+	rereg_places();
+	rereg_under_a_posted_recv(false);
+	rereg_under_a_posted_recv(true);
 }
 
 int

@@ -23,10 +23,11 @@
 #include "verbs_test.h"
 
 #define OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+/* UC has no SEND_WITH_INV: the IBA defines no UC opcode with an IETH (doc/verbs.md) */
 #define OPS_UC (OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-		IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV)
+		IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define OPS_RC (OPS_UC | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
 /* IBV_QP_EX_WITH_FLUSH of rdma-core 43+, missing from this machine's verbs.h */
 #define OPS_FLUSH (1ull << 11)
 #define RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
@@ -55,6 +56,8 @@ creation(void)
 		{ IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, "UD cannot RDMA WRITE" },
 		{ IBV_QPT_UD, IBV_QP_EX_WITH_BIND_MW, "UD cannot bind windows" },
 		{ IBV_QPT_UD, IBV_QP_EX_WITH_SEND_WITH_INV, "UD cannot SEND_WITH_INV" },
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV,
+		  "UC cannot SEND_WITH_INV (no UC opcode carries an invalidate)" },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_TSO, "no TSO (RAW_PACKET only): EOPNOTSUPP" },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, "no ATOMIC_WRITE: EOPNOTSUPP" },
 		{ IBV_QPT_RC, OPS_FLUSH, "no FLUSH: EOPNOTSUPP" },
@@ -378,6 +381,15 @@ uc_builders(void)
 		 remote_wc(&p, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_WITH_IMM, 77, 16),
 		 "UC wr_rdma_write_imm", "wrong");
 	vt_check(remote_bytes(1024, "UCUCUCUCucucucuc", 16), "UC the WRITE landed", "wrong");
+	{
+		uint32_t rkey = rmr.rkey;
+
+		vt_check(post1(&p, 35, b_send_inv, &rkey) == -EINVAL,
+			 "UC wr_send_inv (no UC operation): ibv_wr_complete fails EINVAL",
+			 "accepted");
+		vt_check(vt_remote_poll(&p.r, 300).status == ETIMEDOUT, "UC nothing sent for it",
+			 "something arrived");
+	}
 }
 
 struct ud_arg {

@@ -316,6 +316,31 @@ vt_pair(enum ibv_qp_type type, uint64_t send_ops_flags)
 	return p;
 }
 
+/* Move @p qp to RESET (from any state) and drop what its CQ holds. */
+static void
+qp_reset(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+
+	vt_require(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0, "modify_qp RESET");
+	while (ibv_poll_cq(qp->send_cq, 1, &wc) == 1)
+		;
+	while (ibv_poll_cq(qp->recv_cq, 1, &wc) == 1)
+		;
+}
+
+void
+vt_pair_restate(struct vt_pair *p)
+{
+	uint64_t a[1] = { p->qp->qp_num };
+
+	qp_reset(p->qp);
+	vt_require(vt_call(VT_QP_UP, p->r.id, a, 1, &vt.gid, sizeof(vt.gid)).status == 0,
+		   "remote QP restated");
+	vt_qp_up(p->qp, p->r.qpn, &p->r.gid);
+}
+
 void
 vt_remote_recv(const struct vt_remote_qp *r, uint32_t mr_id, uint64_t off, uint32_t len,
 	       uint64_t wr_id)
@@ -323,6 +348,15 @@ vt_remote_recv(const struct vt_remote_qp *r, uint32_t mr_id, uint64_t off, uint3
 	uint64_t a[4] = { mr_id, off, len, wr_id };
 
 	vt_require(vt_call(VT_RECV, r->id, a, 4, NULL, 0).status == 0, "remote recv");
+}
+
+enum ibv_qp_state
+vt_remote_qp_state(const struct vt_remote_qp *r)
+{
+	struct vt_msg m = vt_call(VT_QP_STATE, r->id, NULL, 0, NULL, 0);
+
+	vt_require(m.status == 0, "remote query_qp");
+	return (enum ibv_qp_state)m.a[0];
 }
 
 struct vt_msg
@@ -376,6 +410,7 @@ static struct {
 	struct ibv_qp *qp[VT_MAX_OBJ];
 	struct ibv_mw *mw[VT_MAX_OBJ];
 	struct ibv_ah *ah[VT_MAX_OBJ];	/* UD: towards the driver's GID */
+	uint32_t dqpn[VT_MAX_OBJ];	/* the driver's QP each one was brought up towards */
 	unsigned int nmr, nqp, nmw;
 } ag;
 
@@ -459,6 +494,11 @@ agent_send(struct vt_msg *m)
 		wr.wr.rdma.remote_addr = m->a[5];
 		wr.wr.rdma.rkey = (uint32_t)m->a[6];
 	}
+	if (qp->qp_type == IBV_QPT_UD) {	/* to the driver's QP */
+		wr.wr.ud.ah = ag.ah[m->id];
+		wr.wr.ud.remote_qpn = ag.dqpn[m->id];
+		wr.wr.ud.remote_qkey = VT_QKEY;
+	}
 	if (wr.opcode == IBV_WR_SEND_WITH_IMM || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		wr.imm_data = htonl((uint32_t)m->a[1]);
 	else
@@ -526,8 +566,11 @@ agent_do(struct vt_msg *m)
 			break;
 		}
 		memcpy(&g, m->data, sizeof(g));
+		if (ag.qp[id]->state != IBV_QPS_RESET)
+			qp_reset(ag.qp[id]);
 		vt_qp_up(ag.qp[id], (uint32_t)m->a[0], &g);
-		if (ag.qp[id]->qp_type == IBV_QPT_UD)
+		ag.dqpn[id] = (uint32_t)m->a[0];
+		if (ag.qp[id]->qp_type == IBV_QPT_UD && ag.ah[id] == NULL)
 			ag.ah[id] = vt_ah(&g);
 		break;
 	}
@@ -582,6 +625,15 @@ agent_do(struct vt_msg *m)
 		else
 			m->status = m->a[0] ? ibv_attach_mcast(ag.qp[id], &g, 0) :
 					      ibv_detach_mcast(ag.qp[id], &g, 0);
+		break;
+	}
+	case VT_QP_STATE: {
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		m->status = AG_GET(qp, id) ? ibv_query_qp(ag.qp[id], &a, IBV_QP_STATE, &ia) :
+					     EINVAL;
+		m->a[0] = a.qp_state;
 		break;
 	}
 	default:

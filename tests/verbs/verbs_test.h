@@ -31,6 +31,7 @@
 #define VT_QKEY		0x11110000u
 #define VT_GRH_BYTES	40		/* UD receive buffers start with the GRH area */
 #define VT_WAIT_MS	5000		/* a completion that takes longer is lost */
+#define VT_DIM(a)	(sizeof(a) / sizeof((a)[0]))
 
 /** This process's device, PD and the TCP link to the other role. */
 struct vt_env {
@@ -92,7 +93,8 @@ enum vt_cmd {
 	VT_MR_FILL,	/* id, a0 off, a1 len, a2 byte */
 	VT_MR_DEREG,	/* id -> status */
 	VT_QP_NEW,	/* a0 type -> id, a0 qpn; data: the agent's GID */
-	VT_QP_UP,	/* id, a0 dest qpn; data: GID */
+	VT_QP_UP,	/* id, a0 dest qpn; data: GID (a used QP is reset first, its CQ
+			 * emptied) */
 	VT_RECV,	/* id qp, a0 mr, a1 off, a2 len, a3 wr_id */
 	VT_POLL,	/* id qp, a0 ms -> status 0 (a0..a7 = wc) or ETIMEDOUT */
 	VT_MW_ALLOC,	/* a0 type -> id, a0 rkey */
@@ -100,8 +102,9 @@ enum vt_cmd {
 	VT_MW_DEALLOC,	/* id -> status */
 	VT_SEND,	/* id qp, a0 opcode, a1 imm, rkey or add, a2 mr, a3 off, a4 len,
 			 * a5 remote addr, a6 rkey (RDMA, atomic), a7 more send_flags
-			 * -> status */
+			 * -> status; UD: to the QP of the last VT_QP_UP */
 	VT_MCAST,	/* id qp, a0 attach; data: MGID -> status */
+	VT_QP_STATE,	/* id qp -> a0 its state (ibv_query_qp) */
 	VT_QUIT,
 };
 
@@ -142,10 +145,17 @@ struct vt_pair {
 	struct vt_remote_qp r;
 };
 struct vt_pair vt_pair(enum ibv_qp_type type, uint64_t send_ops_flags);
+/**
+ * Restate both QPs of an RC/UC @p p (after an error, say): each to RESET,
+ * its CQ emptied, then up to RTS again towards the other.
+ */
+void vt_pair_restate(struct vt_pair *p);
 
 /** The agent posts a receive of @p len bytes at @p off of its MR @p mr_id on @p r. */
 void vt_remote_recv(const struct vt_remote_qp *r, uint32_t mr_id, uint64_t off, uint32_t len,
 		    uint64_t wr_id);
+/** The state of the agent's QP @p r, as ibv_query_qp() reads it. */
+enum ibv_qp_state vt_remote_qp_state(const struct vt_remote_qp *r);
 /** The agent's next completion on @p r within @p ms: status 0 and a[VT_WC_*], or ETIMEDOUT. */
 struct vt_msg vt_remote_poll(const struct vt_remote_qp *r, int ms);
 

@@ -20,6 +20,7 @@ TCase *test_shm_ring_tcase(void);
 TCase *test_shm_spsc_tcase(void);
 TCase *test_shm_doorbell_tcase(void);
 TCase *test_shm_cq_tcase(void);
+TCase *test_shm_ops_tcase(void);
 
 /*
  * Sanitizers slow the threaded tests down by 5-20x (TSan most): they do

@@ -4,7 +4,8 @@
 
 /*
  * Unit tests for lib/shm: one Suite, one TCase per topic (ring headers,
- * SPSC rings across threads, the doorbell ring, CQ arming). libc and pthreads only.
+ * SPSC rings across threads, the doorbell ring, CQ arming, the operations
+ * each QP type may post). libc and pthreads only.
  * Check forks each test (set CK_FORK=no to run under gdb); the exit status
  * is non-zero if any failed.
  */
@@ -56,6 +57,7 @@ shm_suite(void)
 	suite_add_tcase(s, test_shm_spsc_tcase());
 	suite_add_tcase(s, test_shm_doorbell_tcase());
 	suite_add_tcase(s, test_shm_cq_tcase());
+	suite_add_tcase(s, test_shm_ops_tcase());
 	return s;
 }
 

@@ -153,6 +153,8 @@ sim_recv_get(void *ctx, struct droce_tqp *qp, struct droce_recv_wqe *wqe)
 	struct sim_node *n = ctx;
 	unsigned int i = qp_index(qp);
 
+	if (n->rq_broken[i])
+		return -EBADMSG;
 	if (n->rq_head[i] == n->rq_tail[i])
 		return -EAGAIN;
 	*wqe = n->rq[i][n->rq_head[i]++ % SIM_RQ_SIZE];

@@ -56,6 +56,7 @@ struct sim_node {
 	uint32_t rq_tail[SIM_MAX_QP];
 	struct sim_cq scq[SIM_MAX_QP];
 	struct sim_cq rcq[SIM_MAX_QP];
+	bool rq_broken[SIM_MAX_QP];	/* recv_get answers -EBADMSG (an impossible ring) */
 	bool qp_error[SIM_MAX_QP];
 	enum droce_tqp_fault qp_fault[SIM_MAX_QP];	/* why, as qp_error said */
 	struct sim_mr mr[SIM_MAX_MR];

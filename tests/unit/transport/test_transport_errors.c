@@ -5,7 +5,8 @@
 /*
  * Error paths: RNR (the requester waits the advertised delay, retries,
  * exhausts), protection (NAK remote access error on the wire, error
- * completion, target untouched), retry exhaustion, one NAK per PSN gap,
+ * completion, target untouched; a receive SGE failing its check: NAK
+ * remote operational error), retry exhaustion, one NAK per PSN gap,
  * flushing on the error state, CQ overflow, the fence, SQD's drain.
  */
 
@@ -23,6 +24,7 @@ struct wire_log {
 	unsigned int seq_naks;
 	unsigned int access_naks;
 	unsigned int invreq_naks;
+	unsigned int remop_naks;
 	uint64_t last_rnr_ns;
 	uint64_t first_retry_after_rnr_ns;
 	unsigned int requests;		/* packets node 0 sent */
@@ -60,6 +62,8 @@ log_pkt(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
 			l->access_naks++;
 		} else if (syn == droce_aeth_syn_nak(DROCE_NAK_INVALID_REQ)) {
 			l->invreq_naks++;
+		} else if (syn == droce_aeth_syn_nak(DROCE_NAK_REM_OP)) {
+			l->remop_naks++;
 		}
 	}
 	return false;
@@ -278,6 +282,113 @@ START_TEST(test_send_longer_than_the_receive_buffer)
 	ck_assert_uint_eq(c.wr_id, 5);
 	ck_assert_uint_eq(c.status, IBV_WC_LOC_LEN_ERR);
 	responder_failed(&p, DROCE_TQP_FAULT_NONE);
+	test_pair_teardown(&p);
+}
+END_TEST
+
+/*
+ * A receive WQE whose SGE fails its check when a SEND consumes it (an MR
+ * moved or sent to another PD after the WQE was posted, a stale key, a
+ * buffer without LOCAL_WRITE): IBV_WC_LOC_PROT_ERR for the receive, NAK
+ * remote operational error (IBV_WC_REM_OP_ERR), both QPs in error (IBA
+ * 9.7.5.2.4). Not a length error: the buffer is long enough.
+ */
+enum rsge_case { RSGE_OUTSIDE_REGION, RSGE_STALE_KEY, RSGE_NO_LOCAL_WRITE, RSGE_COUNT };
+
+START_TEST(test_receive_sge_failing_its_check_is_remote_operational_error)
+{
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_send_wqe w;
+	struct droce_cqe c;
+	uint8_t ro[256];
+	uint32_t key;
+	uint64_t addr;
+
+	pair_setup(&p, &log);
+	key = p.key[1];
+	addr = (uint64_t)(uintptr_t)p.buf[1];
+	switch (_i) {
+	case RSGE_OUTSIDE_REGION:
+		addr += BUF_BYTES;		/* just past its region, same key */
+		break;
+	case RSGE_STALE_KEY:
+		p.sim->node[1].mr[0].valid = false;
+		break;
+	default:
+		key = sim_reg_mr(&p.sim->node[1], ro, sizeof(ro), IBV_ACCESS_REMOTE_READ);
+		addr = (uint64_t)(uintptr_t)ro;
+		break;
+	}
+	sim_post_recv(&p.sim->node[1], 0, 5, (void *)(uintptr_t)addr, 128, key);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 100, p.key[0]);
+	post_refused(&p, &w, IBV_WC_REM_OP_ERR);
+	ck_assert_uint_eq(log.remop_naks, 1);
+	ck_assert_uint_eq(log.invreq_naks, 0);
+	ck_assert(sim_poll_cq(&p.sim->node[1].rcq[0], &c));
+	ck_assert_uint_eq(c.wr_id, 5);
+	ck_assert_uint_eq(c.status, IBV_WC_LOC_PROT_ERR);
+	ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_ERR);
+	responder_failed(&p, DROCE_TQP_FAULT_NONE);	/* the receive WQE told it */
+	test_pair_teardown(&p);
+}
+END_TEST
+
+/*
+ * The receive queue is broken (the owner found an impossible ring index):
+ * the responder fails its QP -- RC with NAK remote operational error, so the
+ * peer learns at once instead of hearing RNR forever -- and tells the owner
+ * (DROCE_TQP_FAULT_RQ), which raises the event. For every request that takes
+ * a receive WQE: RC SEND and WRITE_WITH_IMM, UC SEND, UD SEND.
+ */
+enum rqb_case { RQB_RC_SEND, RQB_RC_WRITE_IMM, RQB_UC_SEND, RQB_UD_SEND, RQB_COUNT };
+
+static bool
+responder_down(struct sim *sim, void *arg)
+{
+	(void)arg;
+	return sim->node[1].qp_error[0];
+}
+
+START_TEST(test_broken_receive_queue_fails_the_qp_never_rnr)
+{
+	static const enum ibv_qp_type type[RQB_COUNT] = { IBV_QPT_RC, IBV_QPT_RC, IBV_QPT_UC,
+							  IBV_QPT_UD };
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_send_wqe w;
+	struct droce_cqe c;
+
+	test_pair_setup(&p, type[_i], 1024, 99, 0x5a);
+	memset(&log, 0, sizeof(log));
+	p.sim->sniff = log_pkt;
+	p.sim->sniff_arg = &log;
+	sim_post_recv(&p.sim->node[1], 0, 5, p.buf[1], 4096, p.key[1]);
+	p.sim->node[1].rq_broken[0] = true;
+	w = test_wqe(_i == RQB_RC_WRITE_IMM ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_SEND, 1,
+		     p.buf[0], 100, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
+	w.rkey = p.key[1];
+	if (type[_i] == IBV_QPT_UD) {
+		sim_av(p.sim, 0, 1, &w.ud.av);
+		w.ud.qpn = p.sim->node[1].qp[0].attr.qpn;
+		w.ud.qkey = 0x1234;
+	}
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	if (type[_i] == IBV_QPT_RC) {
+		ck_assert_uint_eq(c.status, IBV_WC_REM_OP_ERR);
+		ck_assert_uint_eq(log.remop_naks, 1);
+		ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_ERR);
+	} else {
+		ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);	/* done once sent */
+		ck_assert(sim_run(p.sim, responder_down, NULL, p.sim->now + 10ull * 1000 * 1000));
+	}
+	ck_assert_uint_eq(log.rnr_naks, 0);
+	/* the WQE was never taken: at most the sim owner's flush of its list */
+	ck_assert(!sim_poll_cq(&p.sim->node[1].rcq[0], &c) || c.status == IBV_WC_WR_FLUSH_ERR);
+	responder_failed(&p, DROCE_TQP_FAULT_RQ);
 	test_pair_teardown(&p);
 }
 END_TEST
@@ -511,6 +622,9 @@ tcase_transport_errors(void)
 			    PROT_COUNT);
 	tcase_add_test(tc, test_misaligned_atomic_is_invalid_request);
 	tcase_add_test(tc, test_send_longer_than_the_receive_buffer);
+	tcase_add_loop_test(tc, test_receive_sge_failing_its_check_is_remote_operational_error, 0,
+			    RSGE_COUNT);
+	tcase_add_loop_test(tc, test_broken_receive_queue_fails_the_qp_never_rnr, 0, RQB_COUNT);
 	tcase_add_test(tc, test_retry_exhaustion_after_retry_cnt_timeouts);
 	tcase_add_test(tc, test_one_nak_per_sequence_gap);
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);

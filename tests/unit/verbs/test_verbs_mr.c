@@ -3,7 +3,8 @@
  */
 
 /*
- * TCases "mr_reg" (ibv_reg_mr argument rules, registration, deregistration)
+ * TCases "mr_reg" (ibv_reg_mr argument rules, registration, reregistration,
+ * deregistration)
  * and "mr_access" (droce_access_check() through MR keys).
  */
 
@@ -75,6 +76,12 @@ static void
 must_register(struct droce_mr *mr, const struct droce_mr_reg *r)
 {
 	ck_assert_int_eq(droce_mr_register(tbl, r, mr), 0);
+}
+
+static enum droce_acc_result
+acc(uint32_t key, uint32_t pd, uint64_t iova, uint64_t len, enum droce_acc_op op, void **host)
+{
+	return droce_access_check(tbl, key, pd, QPN, iova, len, op, host);
 }
 
 /* ---------------------------------------------------------------- mr_reg */
@@ -199,7 +206,7 @@ START_TEST(test_mr_register_fills_keys_addresses_and_publishes)
 
 	r.access = LW | BIND;
 	must_register(&b, &r);
-	ck_assert_uint_eq(b.rkey, 0);		/* no remote right, no R_Key */
+	ck_assert_uint_eq(b.rkey, b.lkey);	/* no remote right: the rights refuse, not the key */
 	ck_assert_uint_ne(b.lkey, a.lkey);
 
 	r.access = LW | ZB;
@@ -266,6 +273,82 @@ START_TEST(test_mr_deregister_stops_the_key_at_once_and_twice_is_einval)
 }
 END_TEST
 
+/* ibv_rereg_mr(3): the new attributes, the same keys. */
+START_TEST(test_mr_reregister_keeps_the_keys_and_takes_every_new_attribute)
+{
+	static alignas(64) uint8_t other[256];
+	struct droce_mr_reg r = reg_args(LW);
+	struct droce_mr mr;
+	uint32_t key;
+	void *host;
+
+	must_register(&mr, &r);
+	key = mr.lkey;
+	ck_assert_int_eq(acc(key, PD, CLIENT_VA, 8, DROCE_ACC_REMOTE_WRITE, &host),
+			 DROCE_ACC_ACCESS);
+	r.access = LW | RW;
+	ck_assert_int_eq(droce_mr_reregister(tbl, &mr, &r), 0);
+	ck_assert_uint_eq(mr.lkey, key);
+	ck_assert_uint_eq(mr.rkey, key);
+	ck_assert_ptr_eq(droce_mr_get(tbl, key), &mr);
+	ck_assert_int_eq(acc(key, PD, CLIENT_VA + 8, 8, DROCE_ACC_REMOTE_WRITE, &host),
+			 DROCE_ACC_OK);
+	ck_assert_ptr_eq(host, buf + 8);
+
+	/* another range, iova, PD and rights at once */
+	r = (struct droce_mr_reg){ .pd = PD + 1, .addr = 0x5000, .length = sizeof(other),
+				   .hca_va = 0x9000, .access = RR, .host = other };
+	ck_assert_int_eq(droce_mr_reregister(tbl, &mr, &r), 0);
+	ck_assert_uint_eq(mr.lkey, key);
+	ck_assert_int_eq(acc(key, PD + 1, 0x9000 + 16, 8, DROCE_ACC_REMOTE_READ, &host),
+			 DROCE_ACC_OK);
+	ck_assert_ptr_eq(host, other + 16);
+	ck_assert_int_eq(acc(key, PD, 0x9000, 8, DROCE_ACC_REMOTE_READ, &host), DROCE_ACC_PD);
+	ck_assert_int_eq(acc(key, PD + 1, CLIENT_VA, 8, DROCE_ACC_REMOTE_READ, &host),
+			 DROCE_ACC_RANGE);
+	ck_assert_int_eq(acc(key, PD + 1, 0x9000, 8, DROCE_ACC_REMOTE_WRITE, &host),
+			 DROCE_ACC_ACCESS);
+	ck_assert_int_eq(acc(key, PD + 1, 0x9000, 8, DROCE_ACC_LOCAL_WRITE, &host),
+			 DROCE_ACC_ACCESS);
+
+	r.access = RR | ZB;		/* ZERO_BASED wins over hca_va, as at registration */
+	ck_assert_int_eq(droce_mr_reregister(tbl, &mr, &r), 0);
+	ck_assert_uint_eq(mr.iova, 0);
+	ck_assert_int_eq(acc(key, PD + 1, 16, 8, DROCE_ACC_REMOTE_READ, &host), DROCE_ACC_OK);
+	ck_assert_ptr_eq(host, other + 16);
+	ck_assert_uint_eq(droce_key_table_count(tbl, DROCE_KEY_MR), 1);
+	ck_assert_int_eq(droce_mr_deregister(tbl, &mr), 0);
+}
+END_TEST
+
+START_TEST(test_mr_reregister_refused_leaves_the_region_as_it_was)
+{
+	struct droce_mr_reg r = reg_args(LW | RR);
+	struct droce_mr mr, before, gone;
+	void *host;
+
+	must_register(&mr, &r);
+	before = mr;
+	r.access = RW;			/* remote write without local write */
+	ck_assert_int_eq(droce_mr_reregister(tbl, &mr, &r), -EINVAL);
+	r.access = LW | DROCE_ACCESS_FLUSH_GLOBAL;
+	ck_assert_int_eq(droce_mr_reregister(tbl, &mr, &r), -EOPNOTSUPP);
+	r.access = LW;
+	r.host = NULL;			/* no mapping for a non-empty range */
+	ck_assert_int_eq(droce_mr_reregister(tbl, &mr, &r), -EINVAL);
+	ck_assert_uint_eq(mr.access, before.access);
+	ck_assert_ptr_eq(mr.host, before.host);
+	ck_assert_int_eq(acc(mr.rkey, PD, CLIENT_VA, 8, DROCE_ACC_REMOTE_READ, &host),
+			 DROCE_ACC_OK);
+
+	r = reg_args(LW);
+	must_register(&gone, &r);
+	ck_assert_int_eq(droce_mr_deregister(tbl, &gone), 0);
+	ck_assert_int_eq(droce_mr_reregister(tbl, &gone, &r), -EINVAL);	/* not registered */
+	ck_assert_ptr_null(droce_mr_get(tbl, gone.lkey));
+}
+END_TEST
+
 START_TEST(test_mr_empty_region_registers_but_no_byte_fits)
 {
 	struct droce_mr_reg r = reg_args(LW | RR);
@@ -280,12 +363,6 @@ START_TEST(test_mr_empty_region_registers_but_no_byte_fits)
 END_TEST
 
 /* ------------------------------------------------------------- mr_access */
-
-static enum droce_acc_result
-acc(uint32_t key, uint32_t pd, uint64_t iova, uint64_t len, enum droce_acc_op op, void **host)
-{
-	return droce_access_check(tbl, key, pd, QPN, iova, len, op, host);
-}
 
 START_TEST(test_acc_local_read_is_always_allowed_local_write_needs_the_flag)
 {
@@ -498,15 +575,15 @@ START_TEST(test_acc_bad_and_invalid_keys_are_told_apart)
 }
 END_TEST
 
-START_TEST(test_acc_lkey_of_a_region_without_remote_rights_is_no_rkey)
+START_TEST(test_acc_rkey_of_a_region_without_remote_rights_fails_on_rights)
 {
 	struct droce_mr_reg r = reg_args(LW | BIND);
 	struct droce_mr mr;
 	void *host;
 
 	must_register(&mr, &r);
-	ck_assert_int_eq(acc(mr.lkey, PD, CLIENT_VA, 8, DROCE_ACC_REMOTE_READ, &host),
-			 DROCE_ACC_KEY_INVALID);
+	ck_assert_int_eq(acc(mr.rkey, PD, CLIENT_VA, 8, DROCE_ACC_REMOTE_READ, &host),
+			 DROCE_ACC_ACCESS);
 	ck_assert_int_eq(acc(mr.lkey, PD, CLIENT_VA, 8, DROCE_ACC_LOCAL_WRITE, &host),
 			 DROCE_ACC_OK);
 }
@@ -578,6 +655,8 @@ verbs_tcase_mr_reg(void)
 	tcase_add_test(tc, test_mr_register_beyond_max_mr_is_enomem);
 	tcase_add_test(tc, test_mr_deregister_stops_the_key_at_once_and_twice_is_einval);
 	tcase_add_test(tc, test_mr_empty_region_registers_but_no_byte_fits);
+	tcase_add_test(tc, test_mr_reregister_keeps_the_keys_and_takes_every_new_attribute);
+	tcase_add_test(tc, test_mr_reregister_refused_leaves_the_region_as_it_was);
 	return tc;
 }
 
@@ -597,7 +676,7 @@ verbs_tcase_mr_access(void)
 	tcase_add_test(tc, test_acc_atomic_on_a_misaligned_engine_byte_is_refused);
 	tcase_add_test(tc, test_acc_zero_length_passes_with_any_key);
 	tcase_add_test(tc, test_acc_bad_and_invalid_keys_are_told_apart);
-	tcase_add_test(tc, test_acc_lkey_of_a_region_without_remote_rights_is_no_rkey);
+	tcase_add_test(tc, test_acc_rkey_of_a_region_without_remote_rights_fails_on_rights);
 	tcase_add_test(tc, test_acc_checks_run_key_pd_access_align_range_in_order);
 	tcase_add_test(tc, test_acc_unknown_op_is_refused);
 	tcase_add_test(tc, test_acc_result_names_come_from_the_x_macro);

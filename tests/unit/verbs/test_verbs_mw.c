@@ -297,7 +297,9 @@ START_TEST(test_mw_window_enforces_its_own_access_not_the_mrs)
 	ck_assert_ptr_eq(host, buf + 72);
 	ck_assert_int_eq(acc(w.rkey, QPN, MR_VA + 64, 8, DROCE_ACC_REMOTE_READ, &host),
 			 DROCE_ACC_ACCESS);
-	ck_assert_uint_eq(mr.rkey, 0);	/* and the MR itself has no rkey */
+	/* and the MR's own rkey, without the right, reaches nothing */
+	ck_assert_int_eq(acc(mr.rkey, QPN, MR_VA + 64, 8, DROCE_ACC_REMOTE_WRITE, &host),
+			 DROCE_ACC_ACCESS);
 }
 END_TEST
 
@@ -521,7 +523,7 @@ START_TEST(test_mw_type2_serves_only_the_qp_that_bound_it)
 }
 END_TEST
 
-START_TEST(test_mw_dereg_mr_is_ebusy_while_a_window_is_bound)
+START_TEST(test_mw_dereg_and_rereg_mr_are_ebusy_while_a_window_is_bound)
 {
 	struct droce_mw w;
 	void *host;
@@ -534,6 +536,15 @@ START_TEST(test_mw_dereg_mr_is_ebusy_while_a_window_is_bound)
 	ck_assert_int_eq(acc(mr.lkey, QPN, MR_VA, 8, DROCE_ACC_LOCAL_WRITE, &host), DROCE_ACC_OK);
 	ck_assert_int_eq(acc(w.rkey, QPN, MR_VA, 8, DROCE_ACC_REMOTE_WRITE, &host), DROCE_ACC_OK);
 	ck_assert(!atomic_load(&mr.dying));	/* the failed attempt left no trace */
+	{
+		/* a reregistration too: the window was checked against the MR as it is */
+		struct droce_mr_reg r = { .pd = PD, .addr = MR_VA, .length = sizeof(buf),
+					  .hca_va = MR_VA, .access = BIND, .host = buf };
+
+		ck_assert_int_eq(droce_mr_reregister(tbl, &mr, &r), -EBUSY);
+		ck_assert_uint_eq(mr.access, LW | BIND);
+		ck_assert(!atomic_load(&mr.dying));
+	}
 	ck_assert_int_eq(droce_mw_dealloc(tbl, &w), 0);
 	ck_assert_int_eq(droce_mr_deregister(tbl, &mr), 0);
 }
@@ -931,7 +942,7 @@ verbs_tcase_mw(void)
 	tcase_add_test(tc, test_mw_type1_rebind_moves_the_count_between_mrs);
 	tcase_add_test(tc, test_mw_type2_binds_only_from_free_and_never_empty);
 	tcase_add_test(tc, test_mw_type2_serves_only_the_qp_that_bound_it);
-	tcase_add_test(tc, test_mw_dereg_mr_is_ebusy_while_a_window_is_bound);
+	tcase_add_test(tc, test_mw_dereg_and_rereg_mr_are_ebusy_while_a_window_is_bound);
 	tcase_add_test(tc, test_mw_bind_loses_to_a_deregistration_in_progress);
 	tcase_add_test(tc, test_mw_bind_to_a_deregistered_mr_is_einval);
 	tcase_add_test(tc, test_mw_failed_bind_leaves_the_old_rkey_working);
