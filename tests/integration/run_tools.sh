@@ -3,14 +3,19 @@
 # Copyright(c) 2026 The droce authors
 #
 # Integration test: Debian's unmodified rdma-core tools through droce.
-#   run_tools.sh pair|single BUILD_DIR
+#   run_tools.sh pair|single|fault|fault10|jumbo BUILD_DIR
 # pair: two droced in two network namespaces joined by a veth pair
 # (net_af_packet); single: both sides on one droced (loopback); fault: the
 # pair with droce's fault-injection vdev on both ports (5% loss, 1%
 # duplication, 5% reordering, 1% corruption, each direction, fixed seed);
-# jumbo: the pair on a 9000-byte veth, path MTU 4096.
-# Each tool must exit 0 on both sides; the pingpongs validate their data
-# (-c). Clients use completion events (-e) where the tool has them: on a
+# fault10: the same at 10% loss, 5% duplication, 10% reordering, 2%
+# corruption; jumbo: the pair on a 9000-byte veth, path MTU 4096.
+# Each tool must exit 0 on both sides. The stock tools check little data
+# (rdma-core 44's pingpong -c compares one byte per page and still exits 0
+# on a mismatch; perftest checks none), so every mode also runs the
+# project's traffic checker (tests/traffic/traffic_check.c), which verifies
+# every byte, the memory around it and every completion of RC, UC and UD
+# traffic. Clients use completion events (-e) where the tool has them: on a
 # 2-core machine busy-polling clients starve the daemons.
 # Exit 77 (skipped) without root or network namespaces.
 set -u
@@ -24,6 +29,7 @@ case "$mode" in
 single) pair_up "$2" --single ;;
 jumbo) pair_up "$2" --mtu 9000 ;;
 fault) pair_up "$2" -- --fault seed=7,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both ;;
+fault10) pair_up "$2" -- --fault seed=11,loss=0.1,dup=0.05,reorder=0.1,corrupt=0.02,dir=both ;;
 *) pair_up "$2" ;;
 esac
 
@@ -51,6 +57,31 @@ run() {
 	fi
 }
 
+# traffic NAME OPTIONS...: the traffic checker, serving on side B, driven
+# from side A; both must exit 0 (every check passed). Its case lines go to
+# the log either way.
+tc=$build/tests/traffic/traffic_check
+traffic() {
+	name=$1
+	shift
+	$DROCE_RUN_B timeout 600 "$tc" serve -d "$DROCE_DEV" -g "$DROCE_GID_INDEX" "$@" \
+		>"$log/server" 2>&1 &
+	spid=$!
+	$DROCE_RUN_A timeout 600 "$tc" drive -d "$DROCE_DEV" -g "$DROCE_GID_INDEX" "$@" \
+		"$DROCE_IP_B" >"$log/client" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	sed 's/^/    /' "$log/client"
+	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+		echo "ok   traffic_check $name"
+	else
+		echo "FAIL traffic_check $name: client exit $crc, server exit $src"
+		sed 's/^/    server: /' "$log/server" | tail -n 20
+		fail=1
+	fi
+}
+
 g="-g $DROCE_GID_INDEX"
 if [ "$mode" = jumbo ]; then
 	# veth MTU 9000: path MTU 4096 (and 1024 still allowed below it)
@@ -62,16 +93,21 @@ if [ "$mode" = jumbo ]; then
 	run "ud_pingpong 4 KiB" ibv_ud_pingpong -d "$DROCE_DEV" $g -n 20 -s 4096 -c -e
 	run "ib_write_bw mtu 4096" ib_write_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 300 -m 4096
 	run "ib_read_bw mtu 4096" ib_read_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 300 -m 4096
+	traffic "mtu 4096" -m 4096 -s 4
+	traffic "mtu 2048 on a jumbo link" -m 2048 -s 5 -c rc-write,rc-send,rc-read,uc,ud
 	rm -rf "$log"
 	exit $fail
 fi
-if [ "$mode" = fault ]; then
+if [ "$mode" = fault ] || [ "$mode" = fault10 ]; then
 	# (no pingpong here: its client exits right after its last receive, so a
 	# lost final ACK leaves the server retrying against a destroyed QP, on
-	# any RoCE device; data integrity under loss is the transport tests' job)
+	# any RoCE device; the traffic checker ends only when everything it
+	# sent is acknowledged)
 	run "ib_write_bw, lossy" ib_write_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 100 -s 16384
 	run "ib_read_bw, lossy" ib_read_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 100 -s 16384
 	run "ib_atomic_bw, lossy" ib_atomic_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
+	# RC must hide the loss completely; UC/UD may lose whole messages
+	traffic "lossy" --lossy -s 6
 	rm -rf "$log"
 	exit $fail
 fi
@@ -96,6 +132,9 @@ run "ib_atomic_bw cmp_swap" ib_atomic_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -
 run "ib_write_lat" ib_write_lat -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
 run "ib_send_lat" ib_send_lat -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
 run "ib_read_lat" ib_read_lat -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
+traffic "all cases" -s 1
+traffic "all cases, polling, path MTU 256" --poll -m 256 -s 2 --max-size 70000
+traffic "atomics, many ops" -c atomic -n 256 -s 3
 
 rm -rf "$log"
 exit $fail
