@@ -3,9 +3,12 @@
 #
 # Sourced by the integration scripts: `pair_up BUILD_DIR [netns-pair up
 # options]` skips (77) without root, brings scripts/netns-pair up with the
-# build's binaries, takes it down on exit, and sets its environment
-# (DROCE_RUN_A, DROCE_RUN_B, DROCE_IP_A, DROCE_IP_B, DROCE_DEV,
-# DROCE_GID_INDEX) plus $build and $top.
+# build's binaries and sets its environment (DROCE_RUN_A, DROCE_RUN_B,
+# DROCE_IP_A, DROCE_IP_B, DROCE_DEV, DROCE_GID_INDEX, ...) plus $build and
+# $top. On exit, pair_down judges the daemons' health (`netns-pair down
+# --check`: still running, no client objects left, exit 0 on SIGTERM) and
+# takes the pair down; an unhealthy daemon fails the script even if every
+# test in it passed.
 
 pair_up() {
 	build=$1
@@ -13,7 +16,17 @@ pair_up() {
 	top=$(cd "$(dirname "$0")/../.." && pwd)
 	export DROCE_BUILD="$build"
 	[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 77; }
-	trap '"$top/scripts/netns-pair" down >/dev/null 2>&1' EXIT
+	trap pair_down EXIT
 	"$top/scripts/netns-pair" up "$@" || exit 1
 	eval "$("$top/scripts/netns-pair" env)"
+}
+
+# The EXIT trap: keep the script's status unless the daemons are unhealthy.
+pair_down() {
+	status=$?
+	if ! "$top/scripts/netns-pair" down --check; then
+		echo "FAIL droced health (see above)"
+		[ $status = 0 ] || [ $status = 77 ] && status=1
+	fi
+	exit $status
 }

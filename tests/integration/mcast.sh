@@ -3,10 +3,12 @@
 # Copyright(c) 2026 The droce authors
 #
 # UD multicast between two droced: receivers on the other daemon and on the
-# sender's own daemon each get exactly one copy of every message (the
-# sender's daemon delivers locally without the wire and sends the group
-# onto it); a QP attached twice still gets one copy; a QP that detached gets
-# none.   mcast.sh BUILD_DIR
+# sender's own daemon each get every message exactly once, in order, every
+# byte as sent (the sender's daemon delivers locally without the wire and
+# sends the group onto it); a QP attached twice still gets one copy; a QP
+# that detached gets none. mcast_ud numbers its messages and its receivers
+# check each number and byte (it prints the first gap or duplicate).
+#   mcast.sh BUILD_DIR
 set -u
 . "$(dirname "$0")/common.sh"
 pair_up "$1"
@@ -14,27 +16,34 @@ tool=$build/tests/integration/mcast_ud
 group=239.1.2.3
 n=50
 log=$(mktemp -d)
-$DROCE_RUN_B "$tool" recv $group 8 >"$log/remote" 2>&1 &
-$DROCE_RUN_A "$tool" recv $group 8 >"$log/local" 2>&1 &
-$DROCE_RUN_B "$tool" recv $group 8 twice >"$log/twice" 2>&1 &
-$DROCE_RUN_B "$tool" recv $group 8 detach >"$log/detached" 2>&1 &
-sleep 1.5
-$DROCE_RUN_A "$tool" send $group $n >"$log/sender" 2>&1 || { echo "FAIL sender"; cat "$log/sender"; }
-wait
 fail=0
-for r in remote local twice; do
-	if grep -q "^got $n bad 0$" "$log/$r"; then
-		echo "ok   $r receiver: $(tail -n 1 "$log/$r")"
+$DROCE_RUN_B "$tool" recv $group 8 >"$log/remote" 2>&1 &
+pid_remote=$!
+$DROCE_RUN_A "$tool" recv $group 8 >"$log/local" 2>&1 &
+pid_local=$!
+$DROCE_RUN_B "$tool" recv $group 8 twice >"$log/twice" 2>&1 &
+pid_twice=$!
+$DROCE_RUN_B "$tool" recv $group 8 detach >"$log/detached" 2>&1 &
+pid_detached=$!
+sleep 1.5
+$DROCE_RUN_A "$tool" send $group $n >"$log/sender" 2>&1 ||
+	{ echo "FAIL sender (exit $?)"; cat "$log/sender"; fail=1; }
+
+# judge RECEIVER WANT: its exit status and its last line
+judge() {
+	eval "wait \$pid_$1"
+	rc=$?
+	if [ $rc = 0 ] && [ "$(tail -n 1 "$log/$1")" = "$2" ]; then
+		echo "ok   $1 receiver: $2"
 	else
-		echo "FAIL $r receiver: $(tail -n 1 "$log/$r") (want got $n bad 0)"
+		echo "FAIL $1 receiver: exit $rc (want $2)"
+		sed 's/^/    /' "$log/$1"
 		fail=1
 	fi
-done
-if grep -q "^got 0 bad 0$" "$log/detached"; then
-	echo "ok   detached receiver: nothing"
-else
-	echo "FAIL detached receiver: $(tail -n 1 "$log/detached")"
-	fail=1
-fi
+}
+judge remote "got $n bad 0"
+judge local "got $n bad 0"
+judge twice "got $n bad 0"
+judge detached "got 0 bad 0"
 rm -rf "$log"
 exit $fail

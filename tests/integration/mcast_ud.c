@@ -4,11 +4,19 @@
 
 /*
  * UD multicast through droce with the plain verbs API (run it with
- * droce-run): receivers attach to a group and count what arrives; a sender
+ * droce-run): receivers attach to a group and check what arrives; a sender
  * sends to the group.
  *
- *   mcast_ud recv GROUP SECONDS [twice|detach|igmp]   prints "got N"
+ *   mcast_ud recv GROUP SECONDS [twice|detach|igmp]   prints "got N bad B"
  *   mcast_ud send GROUP COUNT
+ *
+ * Message i carries i (big-endian) in its first 4 bytes and a pattern that
+ * depends on i in the rest. A receiver checks each completion (status,
+ * opcode, length, GRH flag) and every payload byte, and that the numbers
+ * arrive exactly once and in order from 0: any other message is bad, and
+ * the first few problems (gap, duplicate, corrupt byte) are printed. "got N
+ * bad 0" thus means messages 0..N-1 exactly once each, in order; a
+ * receiver exits 1 if any was bad.
  *
  * GROUP is an IPv4 group (RoCEv2 MGID ::ffff:a.b.c.d). "twice" attaches
  * the QP twice (still one copy per packet); "detach" attaches and detaches
@@ -20,7 +28,9 @@
  */
 
 #include <arpa/inet.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +52,85 @@ die(const char *what)
 	exit(2);
 }
 
+/* Byte i of message seq (i >= 4): 31 is odd, so two messages less than 256
+ * apart differ in every byte. */
+static uint8_t
+pattern(uint32_t seq, size_t i)
+{
+	return (uint8_t)(seq * 31u + i * 7u + 1u);
+}
+
+static void
+fill(uint8_t *p, uint32_t seq)
+{
+	size_t i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = (uint8_t)(seq >> (24 - 8 * i));
+	for (; i < MSG; i++)
+		p[i] = pattern(seq, i);
+}
+
+/* The receiver's verdict so far. */
+struct tally {
+	uint32_t next;		/* the number the next message must carry */
+	int got, bad;
+};
+
+static void
+problem(struct tally *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+problem(struct tally *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->bad++ >= 5)	/* the first few say enough */
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* One completion with its buffer (GRH area, then the message). */
+static void
+check(struct tally *t, const struct ibv_wc *wc, const uint8_t *buf)
+{
+	const uint8_t *p = buf + 40;
+	uint32_t seq;
+	size_t i;
+
+	t->got++;
+	if (wc->status != IBV_WC_SUCCESS || wc->opcode != IBV_WC_RECV ||
+	    wc->byte_len != MSG + 40 || !(wc->wc_flags & IBV_WC_GRH)) {
+		problem(t, "completion %d: status %s opcode %d byte_len %u wc_flags 0x%x (want "
+			"success, RECV, %d, GRH)", t->got, ibv_wc_status_str(wc->status),
+			wc->opcode, wc->byte_len, wc->wc_flags, MSG + 40);
+		return;
+	}
+	seq = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	for (i = 4; i < MSG; i++) {
+		if (p[i] != pattern(seq, i)) {
+			problem(t, "message %u: byte %zu is 0x%02x, want 0x%02x", seq, i, p[i],
+				pattern(seq, i));
+			return;
+		}
+	}
+	if (seq == t->next) {
+		t->next++;
+		return;
+	}
+	if (seq == t->next + 1)
+		problem(t, "gap: message %u missing (%u arrived)", t->next, seq);
+	else if (seq > t->next)
+		problem(t, "gap: messages %u to %u missing (%u arrived)", t->next, seq - 1, seq);
+	else
+		problem(t, "duplicate or out of order: message %u after %u", seq, t->next - 1);
+	if (seq >= t->next)
+		t->next = seq + 1;	/* count what follows against this one */
+}
+
 /* Join GROUP on the interface that owns the IPv4 address in GID 1. */
 static void
 igmp_join(struct ibv_context *ctx, struct in_addr group)
@@ -57,6 +146,16 @@ igmp_join(struct ibv_context *ctx, struct in_addr group)
 	/* fd stays open: the membership lasts as long as the process */
 	if (fd < 0 || setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)))
 		die("IP_ADD_MEMBERSHIP");
+}
+
+static void
+post_recv(struct ibv_qp *qp, struct ibv_mr *mr, char *buf, int slot)
+{
+	struct ibv_sge sge = { (uintptr_t)buf + (size_t)slot * (MSG + 40), MSG + 40, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)slot, .sg_list = &sge, .num_sge = 1 }, *bad_wr;
+
+	if (ibv_post_recv(qp, &wr, &bad_wr))
+		die("post recv");
 }
 
 int
@@ -90,6 +189,9 @@ main(int argc, char **argv)
 	ctx = ibv_open_device(list[0]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	buf = aligned_alloc(4096, (size_t)DEPTH * (MSG + 40));
+	if (buf == NULL)
+		die("aligned_alloc");
+	memset(buf, 0, (size_t)DEPTH * (MSG + 40));
 	mr = pd ? ibv_reg_mr(pd, buf, (size_t)DEPTH * (MSG + 40), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 2 * DEPTH, NULL, NULL, 0) : NULL;
 	if (mr == NULL || cq == NULL)
@@ -117,15 +219,10 @@ main(int argc, char **argv)
 		const char *how = argc > 4 ? argv[4] : "";
 		struct ibv_wc wc;
 		time_t end = time(NULL) + n;
-		int got = 0, bad = 0;
+		struct tally t = { 0 };
 
-		for (i = 0; i < DEPTH; i++) {
-			struct ibv_sge sge = { (uintptr_t)buf + (size_t)i * (MSG + 40), MSG + 40, mr->lkey };
-			struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 }, *bad_wr;
-
-			if (ibv_post_recv(qp, &wr, &bad_wr))
-				die("post recv");
-		}
+		for (i = 0; i < DEPTH; i++)
+			post_recv(qp, mr, buf, i);
 		if (ibv_attach_mcast(qp, &mgid, 0))
 			die("attach");
 		if (strcmp(how, "twice") == 0 && ibv_attach_mcast(qp, &mgid, 0))
@@ -138,17 +235,16 @@ main(int argc, char **argv)
 		fflush(stdout);
 		while (time(NULL) < end) {
 			while (ibv_poll_cq(cq, 1, &wc) == 1) {
-				const char *p = buf + wc.wr_id * (MSG + 40) + 40;
+				uint8_t *slot = (uint8_t *)buf + wc.wr_id * (MSG + 40);
 
-				if (wc.status != IBV_WC_SUCCESS || wc.byte_len != MSG + 40 ||
-				    strncmp(p, "droce multicast", 15) != 0)
-					bad++;
-				got++;
+				check(&t, &wc, slot);
+				memset(slot, 0, MSG + 40);	/* no stale data next time */
+				post_recv(qp, mr, buf, (int)wc.wr_id);
 			}
 			usleep(1000);
 		}
-		printf("got %d bad %d\n", got, bad);
-		return bad ? 1 : 0;
+		printf("got %d bad %d\n", t.got, t.bad);
+		return t.bad ? 1 : 0;
 	} else {
 		struct ibv_ah_attr ah_attr = {
 			.is_global = 1,
@@ -167,7 +263,7 @@ main(int argc, char **argv)
 				.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
 			}, *bad_wr;
 
-			snprintf(buf, MSG, "droce multicast %d", i);
+			fill((uint8_t *)buf, (uint32_t)i);
 			wr.wr.ud.ah = ah;
 			wr.wr.ud.remote_qpn = 0xffffff;
 			wr.wr.ud.remote_qkey = QKEY;

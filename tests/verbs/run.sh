@@ -6,7 +6,9 @@
 #   run.sh pair|single BUILD_DIR PROG...
 # Each PROG runs as an agent on side B ("PROG serve") and as the driver on
 # side A ("PROG drive IP_B"); pair: two daemons in two namespaces, single:
-# one daemon (loopback). A PROG fails if its driver exits non-zero.
+# one daemon (loopback). A PROG passes only if both its driver and its
+# agent exit 0: a crash, a signal or a `timeout` (124) fails it, whatever
+# it printed before. A driver exits 1 when any check failed.
 set -u
 mode=$1
 shift
@@ -21,12 +23,17 @@ for prog in "$@"; do
 	echo "== $name ($mode)"
 	$DROCE_RUN_B timeout 120 "$prog" serve >"$log/agent" 2>&1 &
 	apid=$!
-	$DROCE_RUN_A timeout 120 "$prog" drive "$DROCE_IP_B" 2>&1 | tee "$log/driver"
-	rc=$(grep -c '^FAIL' "$log/driver")
+	# the pipe's status is tee's: the driver's own goes through a file
+	{
+		$DROCE_RUN_A timeout 120 "$prog" drive "$DROCE_IP_B" 2>&1
+		echo $? >"$log/driver-status"
+	} | tee "$log/driver"
+	drc=$(cat "$log/driver-status" 2>/dev/null)
 	wait $apid
 	arc=$?
-	if [ "$rc" != 0 ] || ! grep -q '^ok' "$log/driver" || [ $arc -ne 0 ]; then
-		echo "FAIL $name: $rc failed checks, agent exit $arc"
+	nfail=$(grep -c '^FAIL' "$log/driver")
+	if [ "$drc" != 0 ] || [ $arc -ne 0 ] || [ "$nfail" != 0 ]; then
+		echo "FAIL $name: driver exit $drc, agent exit $arc, $nfail failed checks"
 		sed 's/^/    agent: /' "$log/agent" | tail -n 20
 		fail=1
 	fi
