@@ -9,5 +9,6 @@
 
 TCase *test_cm_mad_tcase(void);
 TCase *test_cm_ip_tcase(void);
+TCase *test_cm_conn_tcase(void);
 
 #endif /* DROCE_TEST_CM_H */
