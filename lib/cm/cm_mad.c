@@ -10,6 +10,7 @@
  */
 
 #include <errno.h>
+#include <stdalign.h>
 #include <string.h>
 
 #include "droce_cm_mad.h"
@@ -153,8 +154,8 @@ msg_check(enum droce_cm_msg_type type, const uint8_t *mad)
 enum droce_cm_drop
 droce_cm_mad_parse(const void *buf, uint32_t len, struct droce_cm_msg *out)
 {
-	const uint8_t *mad = buf;
-	const struct droce_cm_mad_hdr *h = buf;
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
+	const struct droce_cm_mad_hdr *h = (const struct droce_cm_mad_hdr *)mad;
 	enum droce_cm_msg_type type;
 	enum droce_cm_drop r;
 	uint16_t attr;
@@ -164,6 +165,8 @@ droce_cm_mad_parse(const void *buf, uint32_t len, struct droce_cm_msg *out)
 		return DROCE_CM_DROP_TRUNC;
 	if (len > DROCE_MAD_BYTES)
 		return DROCE_CM_DROP_LONG;
+	/* the wire structs want 2-byte alignment; a receive buffer need not have it */
+	memcpy(mad, buf, DROCE_MAD_BYTES);
 	if (droce_cm_mad_hdr_base_version(h) != DROCE_MAD_BASE_VERSION)
 		return DROCE_CM_DROP_BASE_VERSION;
 	if (droce_cm_mad_hdr_mgmt_class(h) != DROCE_MAD_CLASS_CM)
@@ -211,7 +214,7 @@ droce_cm_mad_hdr_init(struct droce_cm_mad_hdr_info *hdr, enum droce_cm_msg_type 
 int
 droce_cm_mad_build(const struct droce_cm_msg *msg, void *buf, uint32_t cap)
 {
-	uint8_t *mad = buf;
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 
 	if ((unsigned int)msg->type >= DROCE_CM_MSG_COUNT)
 		return -EINVAL;
@@ -229,5 +232,6 @@ droce_cm_mad_build(const struct droce_cm_msg *msg, void *buf, uint32_t cap)
 	default:
 		return -EINVAL;
 	}
+	memcpy(buf, mad, DROCE_MAD_BYTES);	/* any alignment */
 	return DROCE_MAD_BYTES;
 }

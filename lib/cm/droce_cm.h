@@ -43,6 +43,7 @@
  * call back in (accept, reject, destroy...) from its event handler.
  */
 
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -322,7 +323,7 @@ struct droce_cm_id {
 		uint64_t deadline;	/**< 0: no timer */
 		uint64_t tid;		/**< transaction of the handshake */
 		bool tx_valid;
-		uint8_t tx[DROCE_MAD_BYTES];	/**< the last MAD sent, for retransmits and duplicates */
+		alignas(8) uint8_t tx[DROCE_MAD_BYTES];	/**< the last MAD sent, for retransmits and duplicates */
 	} rt;
 };
 

@@ -29,7 +29,9 @@
  * droce_cm_mad_parse() checks the length first, then the header, then the
  * attribute and the message's enumerated values, and only then decodes.
  * It never reads past @c len and never trusts a length field inside the
- * MAD. Stateless; any thread may call it.
+ * MAD. Parse and build take buffers of any alignment (they work on an
+ * aligned copy); the accessors want the wire structs 2-byte aligned.
+ * Stateless; any thread may call them.
  */
 
 #include <assert.h>

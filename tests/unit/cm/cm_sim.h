@@ -12,7 +12,7 @@
  * duplication and reordering (a random extra delay). A sniffer sees each
  * MAD sent and may drop it. Each node answers events by a policy (accept,
  * send the RTU, answer DREQs...) so tests script only what they study, and
- * logs every event and QP transition.
+ * logs every event and QP transition (the latest CMS_MAX_EV and CMS_MAX_QP).
  */
 
 #include <stdbool.h>

@@ -10,5 +10,8 @@
 TCase *test_cm_mad_tcase(void);
 TCase *test_cm_ip_tcase(void);
 TCase *test_cm_conn_tcase(void);
+TCase *test_cm_lossy_tcase(void);
+TCase *test_cm_sidr_tcase(void);
+TCase *test_cm_robust_tcase(void);
 
 #endif /* DROCE_TEST_CM_H */

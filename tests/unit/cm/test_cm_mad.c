@@ -333,7 +333,7 @@ named_bits(enum droce_cm_msg_type t, uint8_t mask[DROCE_MAD_BYTES])
 START_TEST(test_encoder_writes_exactly_the_named_bits)	/* _i: message type */
 {
 	struct droce_cm_msg msg;
-	uint8_t mad[DROCE_MAD_BYTES], want[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES], want[DROCE_MAD_BYTES];
 
 	/* every field of the decoded form at all ones: reserved bits must stay zero */
 	memset(&msg, 0xff, sizeof(msg));
@@ -348,7 +348,7 @@ END_TEST
 START_TEST(test_parser_ignores_reserved_bits)	/* _i: message type */
 {
 	struct droce_cm_msg msg;
-	uint8_t mad[DROCE_MAD_BYTES], out[DROCE_MAD_BYTES], want[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES], out[DROCE_MAD_BYTES], want[DROCE_MAD_BYTES];
 	struct droce_cm_mad_hdr *h = (void *)mad;
 
 	memset(mad, 0xff, sizeof(mad));
@@ -416,7 +416,7 @@ START_TEST(test_decode_encode_round_trip_every_message)	/* _i: message type */
 	unsigned int n;
 
 	for (n = 0; n < 200; n++) {
-		uint8_t mad[DROCE_MAD_BYTES], out[DROCE_MAD_BYTES], again[DROCE_MAD_BYTES];
+		alignas(8) uint8_t mad[DROCE_MAD_BYTES], out[DROCE_MAD_BYTES], again[DROCE_MAD_BYTES];
 		struct droce_cm_msg a, b;
 
 		random_mad(_i, &seed, mad);
@@ -434,10 +434,27 @@ START_TEST(test_decode_encode_round_trip_every_message)	/* _i: message type */
 }
 END_TEST
 
+START_TEST(test_parse_and_build_take_buffers_of_any_alignment)
+{
+	alignas(8) uint8_t raw[DROCE_MAD_BYTES + 8], out[DROCE_MAD_BYTES + 8];
+	struct droce_cm_msg m;
+	unsigned int off;
+
+	for (off = 0; off < 8; off++) {
+		memset(raw, 0, sizeof(raw));
+		memcpy(raw + off, golden_rep, sizeof(golden_rep));
+		ck_assert_int_eq(droce_cm_mad_parse(raw + off, DROCE_MAD_BYTES, &m), DROCE_CM_MAD_OK);
+		ck_assert_uint_eq(m.rep.local_ca_guid, 0x50540afffe4d0001ull);
+		ck_assert_int_eq(droce_cm_mad_build(&m, out + off, DROCE_MAD_BYTES), DROCE_MAD_BYTES);
+		ck_assert_mem_eq(out + off, raw + off, DROCE_MAD_BYTES);
+	}
+}
+END_TEST
+
 START_TEST(test_build_refuses_small_buffers_and_unknown_types)
 {
 	struct droce_cm_msg msg;
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = DROCE_CM_MSG_RTU;
@@ -486,7 +503,7 @@ START_TEST(test_golden_req_from_rxe_rping)
 	static const uint8_t gid_client[16] = { [10] = 0xff, 0xff, 10, 77, 0, 2 };
 	static const uint8_t gid_server[16] = { [10] = 0xff, 0xff, 10, 77, 0, 1 };
 	static const uint8_t zero[16];
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 	struct droce_cm_msg m;
 	const struct droce_cm_req_info *r = &m.req;
 
@@ -544,7 +561,7 @@ END_TEST
 
 START_TEST(test_golden_rep_from_rxe_rping)
 {
-	uint8_t mad[DROCE_MAD_BYTES], zero[DROCE_CM_REP_PDATA_BYTES] = { 0 };
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES], zero[DROCE_CM_REP_PDATA_BYTES] = { 0 };
 	struct droce_cm_msg m;
 	const struct droce_cm_rep_info *r = &m.rep;
 
@@ -573,7 +590,7 @@ END_TEST
 
 START_TEST(test_golden_rtu_dreq_drep_from_rxe_rping)
 {
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 	struct droce_cm_msg m;
 
 	golden(golden_rtu, sizeof(golden_rtu), mad);
@@ -606,7 +623,7 @@ END_TEST
 START_TEST(test_parse_refuses_every_short_and_long_length)	/* _i: message type */
 {
 	uint64_t seed = 42 + _i;
-	uint8_t mad[DROCE_MAD_BYTES + 64];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES + 64];
 	struct droce_cm_msg m;
 	uint32_t len;
 
@@ -628,7 +645,7 @@ END_TEST
 
 START_TEST(test_parse_refuses_bad_headers)
 {
-	uint8_t mad[DROCE_MAD_BYTES], bad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES], bad[DROCE_MAD_BYTES];
 	struct droce_cm_mad_hdr *h = (void *)bad;
 	struct droce_cm_msg m;
 	unsigned int v;
@@ -664,7 +681,7 @@ END_TEST
 
 START_TEST(test_parse_sorts_every_attribute_id)
 {
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 	struct droce_cm_mad_hdr *h = (void *)mad;
 	struct droce_cm_msg m;
 	unsigned int attr;
@@ -692,7 +709,7 @@ END_TEST
 START_TEST(test_parse_refuses_reserved_message_and_long_info)
 {
 	uint64_t seed = 7;
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 	struct droce_cm_msg m;
 	unsigned int v;
 
@@ -794,6 +811,7 @@ test_cm_mad_tcase(void)
 	tcase_add_loop_test(tc, test_encoder_writes_exactly_the_named_bits, 0, DROCE_CM_MSG_COUNT);
 	tcase_add_loop_test(tc, test_parser_ignores_reserved_bits, 0, DROCE_CM_MSG_COUNT);
 	tcase_add_loop_test(tc, test_decode_encode_round_trip_every_message, 0, DROCE_CM_MSG_COUNT);
+	tcase_add_test(tc, test_parse_and_build_take_buffers_of_any_alignment);
 	tcase_add_test(tc, test_build_refuses_small_buffers_and_unknown_types);
 	tcase_add_test(tc, test_golden_req_from_rxe_rping);
 	tcase_add_test(tc, test_golden_rep_from_rxe_rping);
