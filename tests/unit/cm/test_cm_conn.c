@@ -12,6 +12,7 @@
  * the API. Node 0 is the active side unless a test says otherwise.
  */
 
+#include <stdalign.h>
 #include <string.h>
 
 #include "cm_sim.h"
@@ -469,7 +470,7 @@ START_TEST(test_duplicate_dreq_in_timewait_gets_the_drep_again)
 	struct cms *sim = cms_new(14);
 	struct droce_cm_msg dreq;
 	struct droce_cm_id *a, *p;
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 
 	(void)cms_listen(sim, 1, SID, 8);
 	a = connect_up(sim, &p);
@@ -540,7 +541,7 @@ START_TEST(test_duplicate_req_after_establishment_is_ignored)
 {
 	struct cms *sim = cms_new(17);
 	struct droce_cm_id *a, *p;
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 	uint64_t sent;
 
 	(void)cms_listen(sim, 1, SID, 8);
@@ -615,7 +616,7 @@ START_TEST(test_unknown_comm_ids_are_answered_or_dropped_as_linux_does)
 {
 	struct cms *sim = cms_new(20);
 	struct droce_cm_msg m;
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 	enum droce_cm_msg_type t;
 
 	for (t = 0; t < DROCE_CM_MSG_COUNT; t++) {
@@ -646,7 +647,7 @@ START_TEST(test_messages_about_our_id_from_another_host_are_dropped)
 	struct droce_cm_id *a, *p;
 	struct droce_cm_addr other;
 	struct droce_cm_msg m;
-	uint8_t mad[DROCE_MAD_BYTES];
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
 
 	(void)cms_listen(sim, 1, SID, 8);
 	a = connect_up(sim, &p);
@@ -915,6 +916,176 @@ START_TEST(test_comm_ids_are_unique_nonzero_and_depend_on_the_seed)
 }
 END_TEST
 
+START_TEST(test_active_side_mra_for_a_rep_stretches_the_passive_wait)
+{
+	struct cms *sim = cms_new(33);
+	struct droce_cm_id *a, *p;
+	const struct cms_ev *e;
+
+	sim->node[0].pol.rtu = false;	/* the active owner takes its time */
+	(void)cms_listen(sim, 1, SID, 8);
+	a = cms_connect(sim, 0, SID, 0x100);
+	cms_advance(sim, SEC);
+	ck_assert_int_eq(a->state, DROCE_CM_REP_RCVD);
+	ck_assert_int_eq(droce_cm_send_mra(a, 25, NULL, 0, sim->now), 0);
+	ck_assert_int_eq(a->state, DROCE_CM_MRA_REP_SENT);
+	cms_advance(sim, sim->now + SEC);
+	p = passive_id(sim);
+	e = cms_last(&sim->node[1], DROCE_CM_EV_MRA_RECEIVED, p);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->msg.mra.msg_mraed, DROCE_CM_REF_REP);
+	ck_assert_int_eq(p->state, DROCE_CM_MRA_REP_RCVD);
+	ck_assert_uint_eq(droce_cm_next_timer(&sim->node[1].cm),
+			  e->t + droce_cm_time_ns(25) + 2 * droce_cm_time_ns(18));
+	/* the REP is retried after the stretched wait; the MRA answers it again */
+	cms_advance(sim, e->t + droce_cm_time_ns(25) + 2 * droce_cm_time_ns(18) + SEC);
+	ck_assert_uint_eq(sim->node[1].sent[DROCE_CM_MSG_REP], 2);
+	ck_assert_uint_eq(sim->node[0].sent[DROCE_CM_MSG_MRA], 2);
+	ck_assert_int_eq(droce_cm_send_rtu(a, NULL, 0, sim->now), 0);
+	cms_settle(sim, sim->now + 60 * SEC);
+	ck_assert_int_eq(p->state, DROCE_CM_ESTABLISHED);
+	ck_assert_uint_eq(cms_count(&sim->node[1], DROCE_CM_EV_REP_ERROR, NULL), 0);
+	cms_free(sim);
+}
+END_TEST
+
+START_TEST(test_slow_owner_of_a_dreq_gets_it_once_and_dying_still_answers)
+{
+	struct cms *sim = cms_new(34);
+	struct droce_cm_id *a, *p;
+	struct droce_cm_msg dreq;
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
+
+	sim->node[1].pol.drep = false;
+	(void)cms_listen(sim, 1, SID, 8);
+	a = connect_up(sim, &p);
+	ck_assert_int_eq(droce_cm_disconnect(a, NULL, 0, sim->now), 0);
+	cms_advance(sim, sim->now + SEC);
+	ck_assert_int_eq(p->state, DROCE_CM_DREQ_RCVD);
+	memcpy(&dreq, &cms_last(&sim->node[1], DROCE_CM_EV_DREQ_RECEIVED, p)->msg, sizeof(dreq));
+	ck_assert_int_eq(droce_cm_mad_build(&dreq, mad, sizeof(mad)), DROCE_MAD_BYTES);
+	ck_assert_int_eq(cms_inject(sim, 0, 1, mad, sizeof(mad)), DROCE_CM_MAD_OK);
+	ck_assert_uint_eq(cms_count(&sim->node[1], DROCE_CM_EV_DREQ_RECEIVED, p), 1);
+	ck_assert_uint_eq(sim->node[1].cm.cnt[DROCE_CM_CNT_DUP_DREQ], 1);
+	droce_cm_id_destroy(p, sim->now);	/* killed: the DREP goes out anyway */
+	ck_assert_uint_eq(sim->node[1].sent[DROCE_CM_MSG_DREP], 1);
+	ck_assert_int_eq(p->state, DROCE_CM_TIMEWAIT);
+	cms_settle(sim, sim->now + 100 * SEC);
+	ck_assert_uint_eq(cms_count(&sim->node[0], DROCE_CM_EV_DREP_RECEIVED, a), 1);
+	ck_assert_int_eq(p->state, DROCE_CM_FREE);
+	cms_free(sim);
+}
+END_TEST
+
+START_TEST(test_killed_owner_during_the_rep_exchange_rejects_it)	/* _i: 0 passive, 1 active */
+{
+	struct cms *sim = cms_new(35);
+	int drop[3] = { DROCE_CM_MSG_RTU, 100, 0 };
+	struct droce_cm_id *a, *p, *gone, *peer;
+	const struct cms_ev *e;
+
+	if (_i) {
+		sim->node[0].pol.rtu = false;		/* active: in REP_RCVD */
+	} else {
+		sim->sniff = drop_first_of;		/* passive: in REP_SENT */
+		sim->sniff_arg = drop;
+	}
+	(void)cms_listen(sim, 1, SID, 8);
+	a = cms_connect(sim, 0, SID, 0x100);
+	cms_advance(sim, SEC / 10);
+	p = passive_id(sim);
+	gone = _i ? a : p;
+	peer = _i ? p : a;
+	ck_assert_int_eq(gone->state, _i ? DROCE_CM_REP_RCVD : DROCE_CM_REP_SENT);
+	droce_cm_id_destroy(gone, sim->now);
+	ck_assert_int_eq(gone->state, DROCE_CM_TIMEWAIT);
+	cms_settle(sim, sim->now + 100 * SEC);
+	e = cms_last(&sim->node[_i], DROCE_CM_EV_REJ_RECEIVED, peer);	/* peer's node is _i */
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->msg.rej.reason, DROCE_CM_REJ_CONSUMER_DEFINED);
+	ck_assert_uint_eq(e->msg.rej.msg_rejected, DROCE_CM_REF_REP);
+	/* the passive QP had reached RTS: flushed; the active one (already
+	 * established, case 0) is flushed by the REJ too */
+	ck_assert_ptr_nonnull(cms_qp_last(&sim->node[1], 0x300, DROCE_CM_QP_ERR));
+	if (!_i)
+		ck_assert_ptr_nonnull(cms_qp_last(&sim->node[0], 0x100, DROCE_CM_QP_ERR));
+	ck_assert_uint_eq(cms_count(&sim->node[_i], DROCE_CM_EV_TIMEWAIT_EXIT, peer), 1);
+	ck_assert_int_eq(gone->state, DROCE_CM_FREE);
+	cms_free(sim);
+}
+END_TEST
+
+START_TEST(test_rep_naming_a_connection_we_have_is_stale)
+{
+	struct cms *sim = cms_new(36);
+	struct droce_cm_id *a, *p, *a2;
+	struct droce_cm_msg m;
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
+
+	(void)cms_listen(sim, 1, SID, 8);
+	a = connect_up(sim, &p);
+	sim->node[1].down = true;
+	a2 = cms_connect(sim, 0, SID, 0x101);
+	/* a REP for a2 that reuses the comm ID of the live connection */
+	cms_msg(&m, DROCE_CM_MSG_REP, p->local_id, a2->local_id);
+	m.rep.local_ca_guid = sim->node[1].cm.cfg.ca_guid;
+	m.rep.local_qpn = 0x999;
+	ck_assert_int_eq(droce_cm_mad_build(&m, mad, sizeof(mad)), DROCE_MAD_BYTES);
+	ck_assert_int_eq(cms_inject(sim, 1, 0, mad, sizeof(mad)), DROCE_CM_MAD_OK);
+	ck_assert_uint_eq(sim->node[0].cm.cnt[DROCE_CM_CNT_STALE], 1);
+	ck_assert_uint_eq(sim->node[0].sent[DROCE_CM_MSG_REJ], 1);
+	ck_assert_int_eq(a2->state, DROCE_CM_REQ_SENT);
+	/* ... or its QPN */
+	cms_msg(&m, DROCE_CM_MSG_REP, 0xbeef, a2->local_id);
+	m.rep.local_ca_guid = sim->node[1].cm.cfg.ca_guid;
+	m.rep.local_qpn = 0x300;
+	ck_assert_int_eq(droce_cm_mad_build(&m, mad, sizeof(mad)), DROCE_MAD_BYTES);
+	ck_assert_int_eq(cms_inject(sim, 1, 0, mad, sizeof(mad)), DROCE_CM_MAD_OK);
+	ck_assert_uint_eq(sim->node[0].cm.cnt[DROCE_CM_CNT_STALE], 2);
+	ck_assert_int_eq(a2->state, DROCE_CM_REQ_SENT);
+	ck_assert_int_eq(a->state, DROCE_CM_ESTABLISHED);
+	ck_assert_uint_eq(cms_count(&sim->node[0], DROCE_CM_EV_REP_RECEIVED, a2), 0);
+	cms_free(sim);
+}
+END_TEST
+
+START_TEST(test_names_of_states_events_and_counters_are_distinct)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < DROCE_CM_NSTATES; i++)
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(droce_cm_state_name(i), droce_cm_state_name(j));
+	for (i = 0; i < DROCE_CM_EV_COUNT; i++)
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(droce_cm_event_name(i), droce_cm_event_name(j));
+	for (i = 0; i < DROCE_CM_CNT_COUNT; i++)
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(droce_cm_counter_name[i], droce_cm_counter_name[j]);
+	ck_assert_str_eq(droce_cm_state_name(DROCE_CM_TIMEWAIT), "TIMEWAIT");
+	ck_assert_str_eq(droce_cm_event_name(DROCE_CM_EV_REQ_RECEIVED), "REQ_RECEIVED");
+	ck_assert_str_eq(droce_cm_state_name(DROCE_CM_NSTATES), "?");
+	ck_assert_str_eq(droce_cm_event_name(DROCE_CM_EV_COUNT), "?");
+}
+END_TEST
+
+START_TEST(test_init_refuses_bad_tables)
+{
+	static struct droce_cm_id ids[8];
+	static const struct droce_cm_ops no_send = { 0 };
+	struct droce_cm_config cfg = { .ca_guid = 1 };
+	struct droce_cm cm;
+	struct cms *sim = cms_new(37);
+
+	ck_assert_int_eq(droce_cm_init(&cm, &cfg, ids, 0, sim->node[0].cm.ops, NULL), -EINVAL);
+	ck_assert_int_eq(droce_cm_init(&cm, &cfg, ids, 6, sim->node[0].cm.ops, NULL), -EINVAL);
+	ck_assert_int_eq(droce_cm_init(&cm, &cfg, ids, 8, &no_send, NULL), -EINVAL);
+	ck_assert_int_eq(droce_cm_init(&cm, &cfg, ids, 8, sim->node[0].cm.ops, NULL), 0);
+	ck_assert_uint_eq(cm.id_bits, 3);
+	cms_free(sim);
+}
+END_TEST
+
 TCase *
 test_cm_conn_tcase(void)
 {
@@ -952,5 +1123,11 @@ test_cm_conn_tcase(void)
 	tcase_add_test(tc, test_destroyed_listener_leaves_its_connections_and_refuses_new_reqs);
 	tcase_add_test(tc, test_api_refuses_calls_in_the_wrong_state_or_with_bad_arguments);
 	tcase_add_test(tc, test_comm_ids_are_unique_nonzero_and_depend_on_the_seed);
+	tcase_add_test(tc, test_active_side_mra_for_a_rep_stretches_the_passive_wait);
+	tcase_add_test(tc, test_slow_owner_of_a_dreq_gets_it_once_and_dying_still_answers);
+	tcase_add_loop_test(tc, test_killed_owner_during_the_rep_exchange_rejects_it, 0, 2);
+	tcase_add_test(tc, test_rep_naming_a_connection_we_have_is_stale);
+	tcase_add_test(tc, test_names_of_states_events_and_counters_are_distinct);
+	tcase_add_test(tc, test_init_refuses_bad_tables);
 	return tc;
 }
