@@ -3,7 +3,7 @@
  */
 
 /*
- * Connection establishment and release (IBA 12.9.5 to 12.9.8; the states of
+ * Connection establishment and release (IBA ch. 12; the states of
  * droce_cm.h): the REQ/MRA/REP/RTU/REJ handshake on both sides and the
  * DREQ/DREP release with TIMEWAIT. Each received message is handled by one
  * function that switches on the id's state, in the order Linux's ib_cm
@@ -18,7 +18,7 @@
 
 #include "cm_priv.h"
 
-#define PERMISSIVE_LID	0xffff	/* RoCE: no LIDs (IBA A16.4.1) */
+#define PERMISSIVE_LID	0xffff	/* RoCE has no LIDs: the permissive one, as Linux sends */
 #define IBV_MTU_MIN	1	/* 256 */
 #define IBV_MTU_MAX	5	/* 4096 */
 #define TIME_MAX	31	/* IBA time exponents are 5 bits */
@@ -33,7 +33,7 @@ wait_ns(const struct droce_cm_id *id)
 
 /*
  * TIMEWAIT lasts the local ACK timeout, long enough for packets of the old
- * connection still in flight to die (IBA 12.9.7.3; Linux waits the same).
+ * connection still in flight to die (Linux waits the same).
  */
 static uint64_t
 timewait_ns(const struct droce_cm_id *id)
@@ -382,7 +382,7 @@ rep_rx(struct droce_cm *cm, const struct droce_cm_addr *from, const struct droce
 		return;
 	}
 
-	/* IBA 12.9.8.3.2: a REP for a connection we already have is stale */
+	/* a REP for a connection we already have is stale (Linux: cm_rep_handler) */
 	if (find_by_remote_id(cm, r->local_comm_id, r->local_ca_guid) != NULL ||
 	    find_by_remote_qpn(cm, r->local_qpn, r->local_ca_guid, id) != NULL) {
 		cm->cnt[DROCE_CM_CNT_STALE]++;
@@ -394,7 +394,7 @@ rep_rx(struct droce_cm *cm, const struct droce_cm_addr *from, const struct droce
 	id->remote_ca_guid = r->local_ca_guid;
 	id->conn.remote_qpn = r->local_qpn;
 	id->conn.remote_psn = r->starting_psn;
-	/* the passive side sized these from ours (IBA 12.7.28, 12.7.29) */
+	/* the passive side sized these from ours: its answer is our QP's */
 	id->conn.initiator_depth = r->responder_resources;
 	id->conn.responder_resources = r->initiator_depth;
 	id->conn.rnr_retry_count = r->rnr_retry_count;
@@ -429,7 +429,7 @@ droce_cm_send_rtu(struct droce_cm_id *id, const void *pdata, uint8_t pdata_len, 
 
 /* ---- passive side ---- */
 
-/* A REQ we already have an id for (IBA 12.9.5.1; Linux's cm_dup_req_handler). */
+/* A REQ we already have an id for (Linux: cm_dup_req_handler). */
 static void
 dup_req(struct droce_cm_id *id, const struct droce_cm_addr *from, const struct droce_cm_msg *msg,
 	uint64_t now)
@@ -517,7 +517,7 @@ req_rx(struct droce_cm *cm, const struct droce_cm_addr *from, const struct droce
 		dup_req(id, from, msg, now);
 		return;
 	}
-	/* IBA 12.9.8.3.1: a new REQ from a QP we are connected to is stale */
+	/* a new REQ from a QP we are connected to is stale (Linux: cm_match_req) */
 	id = find_by_remote_qpn(cm, r->local_qpn, r->local_ca_guid, NULL);
 	if (id != NULL) {
 		cm->cnt[DROCE_CM_CNT_STALE]++;
@@ -579,7 +579,7 @@ droce_cm_accept(struct droce_cm_id *id, const struct droce_cm_rep_param *p, uint
 		return -EINVAL;
 	id->conn.local_qpn = p->qpn & 0xffffff;
 	id->conn.local_psn = p->starting_psn & 0xffffff;
-	/* never more than the active side can use (IBA 12.7.28, 12.7.29) */
+	/* never more than the active side can use: its initiator depth bounds our resources */
 	id->conn.responder_resources = DROCE_MIN(p->responder_resources,
 						 id->conn.peer_initiator_depth);
 	id->conn.initiator_depth = DROCE_MIN(p->initiator_depth,
@@ -682,7 +682,7 @@ mra_rx(struct droce_cm *cm, const struct droce_cm_addr *from, const struct droce
 		cm->cnt[DROCE_CM_CNT_DROP_STATE]++;	/* LAP was never sent: MRA of it is bogus */
 		return;
 	}
-	/* IBA 12.6.6: wait the service timeout plus a round trip before sending again */
+	/* wait the service timeout plus a round trip before sending again */
 	id->rt.deadline = now + droce_cm_time_ns((uint8_t)r->service_timeout) +
 			  2 * droce_cm_time_ns(id->rt.packet_life_time);
 	cm_set_state(id, next);
@@ -910,7 +910,7 @@ cm_conn_timeout(struct droce_cm_id *id, uint64_t now)
 	switch (id->state) {
 	case DROCE_CM_REQ_SENT:
 	case DROCE_CM_MRA_REQ_RCVD:
-		/* tell the passive side to drop its half (IBA 12.9.5.1) */
+		/* tell the passive side to drop its half */
 		send_rej(id, DROCE_CM_REF_REQ, DROCE_CM_REJ_TIMEOUT, NULL, 0, NULL, 0);
 		cm_go_idle(id);
 		cm_emit(id, DROCE_CM_EV_REQ_ERROR, NULL, NULL, NULL);

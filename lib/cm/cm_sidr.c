@@ -3,7 +3,7 @@
  */
 
 /*
- * Service ID Resolution (IBA 12.11): a SIDR_REQ asks which UD QP and Q_Key
+ * Service ID Resolution (SIDR, IBA ch. 12): a SIDR_REQ asks which UD QP and Q_Key
  * serve a service ID, the SIDR_REP answers. rdma_cm uses it to "connect"
  * UD ids (RDMA_PS_UDP, RDMA_PS_IPOIB). The active id retransmits its
  * SIDR_REQ until answered; the passive side keeps an id per request until

@@ -6,7 +6,7 @@
 
 /**
  * @file
- * The IB Communication Manager's state machines (IBA vol 1 ch. 12.9), free
+ * The IB Communication Manager's state machines (IBA vol 1 ch. 12), free
  * of I/O, for both ends of a connection and for SIDR.
  *
  * A struct droce_cm owns a fixed table of ids (struct droce_cm_id): each is
@@ -33,7 +33,7 @@
  * response timeouts plus twice the packet lifetime) up to the REQ's Max CM
  * Retries; an MRA extends the wait by its service timeout. Duplicates are
  * answered from the id's last sent MAD (REP, MRA, RTU, DREP); stale
- * connections are refused with REJ (IBA 12.9.8.3). A listener's backlog
+ * connections are refused with REJ Stale Connection. A listener's backlog
  * bounds the REQs its owner has not answered yet.
  *
  * Entry points, all called by the one thread that owns the struct droce_cm:
@@ -144,7 +144,7 @@ struct droce_cm_addr {
 	uint32_t flow_label;
 };
 
-/** The primary path of a connection (IBA 12.6.5); RoCE has no LIDs, SL or rate. */
+/** The primary path of a connection; RoCE has no LIDs, SL or rate. */
 struct droce_cm_path {
 	uint8_t sgid[DROCE_CM_GID_BYTES];	/**< ours */
 	uint8_t dgid[DROCE_CM_GID_BYTES];	/**< the peer's */

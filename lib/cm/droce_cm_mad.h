@@ -23,8 +23,7 @@
  *          (CM messages only promise 4-byte alignment of 64-bit fields)
  *   BYTES  @c mask bytes copied as they are (GIDs, private data, ARI)
  * Bits of a word that no row names are reserved: the encoder writes zero
- * and the decoder ignores them (IBA 13.4.1: reserved fields are ignored on
- * receipt; the Linux CM really sends some set, see the REQ test vector).
+ * and the decoder ignores them, as receivers must ignore reserved fields.
  *
  * droce_cm_mad_parse() checks the length first, then the header, then the
  * attribute and the message's enumerated values, and only then decodes.
@@ -45,7 +44,7 @@
 
 #include "droce_core.h"
 
-#define DROCE_MAD_BYTES		256	/**< every MAD on QP1 (IBA 13.4.2) */
+#define DROCE_MAD_BYTES		256	/**< every MAD on QP1 (IBA 13.4) */
 #define DROCE_MAD_HDR_BYTES	24	/**< common MAD header */
 #define DROCE_CM_DATA_BYTES	(DROCE_MAD_BYTES - DROCE_MAD_HDR_BYTES)	/**< 232 */
 
@@ -114,7 +113,7 @@ enum droce_cm_transport {
 };
 
 /**
- * REJ reasons (IBA table 109; Linux: enum ib_cm_rej_reason).
+ * REJ reasons (IBA ch. 12; Linux: enum ib_cm_rej_reason).
  * X(sym, code)
  */
 #define DROCE_CM_REJ_REASONS(X) \
@@ -159,7 +158,7 @@ enum droce_cm_rej_reason {
 #undef X
 };
 
-/** SIDR_REP status (IBA table 120; Linux: enum ib_cm_sidr_status). */
+/** SIDR_REP status (Linux: enum ib_cm_sidr_status). */
 enum droce_cm_sidr_status {
 	DROCE_CM_SIDR_SUCCESS = 0,
 	DROCE_CM_SIDR_UNSUPPORTED = 1,	/**< no such service ID */
@@ -202,7 +201,7 @@ const char *droce_cm_drop_desc(enum droce_cm_drop r);
  * Wire structs. Offsets in comments are from the start of the MAD.
  * ------------------------------------------------------------------------ */
 
-/** Common MAD header (IBA 13.4.2). */
+/** Common MAD header (IBA 13.4). */
 struct droce_cm_mad_hdr {
 	uint8_t    base_version;
 	uint8_t    mgmt_class;

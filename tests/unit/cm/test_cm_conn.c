@@ -5,7 +5,7 @@
 /*
  * droce_cm.h: the connection state machines, both sides, between two CM
  * instances over the simulated link of cm_sim.c. Each test scripts one
- * path of IBA 12.9: the handshake and what the QPs are told, release from
+ * path of IBA ch. 12: the handshake and what the QPs are told, release from
  * either side or both at once, rejects, timeouts with their exact timing,
  * MRA, lost and duplicated messages answered from the last one sent, stale
  * connections, COMM_EST, an owner that disappears mid-way, and misuse of

@@ -3,7 +3,7 @@
  */
 
 /*
- * droce_cm.h: Service ID Resolution (IBA 12.11), as rdma_cm uses it for UD
+ * droce_cm.h: Service ID Resolution, as rdma_cm uses it for UD
  * ids: the answer and what it carries, no listener, retries and timeout,
  * duplicates of a request still being answered, a lossy link, an owner
  * that disappears, a full backlog.
