@@ -376,7 +376,9 @@ shim_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct shim_cq *cq = to_scq(ibcq);
 
+	cq_lock(cq);	/* not while ibv_resize_cq() swaps the ring */
 	droce_shm_cq_arm(cq->ring.r, solicited_only);	/* pairs with droced's cq_fire */
+	cq_unlock(cq);
 	return 0;
 }
 
@@ -527,12 +529,39 @@ shim_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/*
+ * The daemon moves the CQ to a new ring holding the pending completions at
+ * their indices; we keep our consumer index and swap the mapping. The CQ's
+ * lock keeps pollers and ibv_req_notify_cq() off both rings meanwhile (a
+ * SINGLE_THREADED CQ: the application's one thread is here).
+ */
 int
-shim_resize_cq(struct ibv_cq *cq, int cqe)
+shim_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	(void)cq;
-	(void)cqe;
-	return EOPNOTSUPP;	/* no RESIZE_CQ message yet */
+	struct droce_ctrl_resize_cq_req req = { .cq_handle = ibcq->handle, .cqe = (uint32_t)cqe };
+	struct shim_cq *cq = to_scq(ibcq);
+	struct droce_ctrl_resize_cq_rep rep;
+	struct shim_ring nr;
+	int fd = -1, ret;
+
+	if (cqe <= 0)
+		return EINVAL;
+	cq_lock(cq);
+	ret = shim_call(to_sctx(ibcq->context), DROCE_CTRL_RESIZE_CQ, &req, sizeof(req), NULL, 0,
+			&rep, sizeof(rep), &fd, 1);
+	if (ret == 0)
+		ret = shim_ring_map(&nr, fd, rep.map_len, DROCE_SHM_CQ);
+	if (ret == 0 && nr.head != cq->ring.head) {
+		shim_ring_unmap(&nr);	/* the daemon's cons is not ours */
+		ret = EPROTO;
+	}
+	if (ret == 0) {
+		shim_ring_unmap(&cq->ring);
+		cq->ring = nr;
+		ibcq->cqe = (int)rep.cqe;
+	}
+	cq_unlock(cq);
+	return ret;
 }
 
 int
