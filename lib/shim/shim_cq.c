@@ -33,7 +33,8 @@
 #include "shim_priv.h"
 
 /* What the engine's CQEs carry, for ibv_create_cq_ex(). */
-#define SHIM_CQ_WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+#define SHIM_CQ_WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 /* ---- completion channels ---- */
 
@@ -270,6 +271,12 @@ cq_read_completion_ts(struct ibv_cq_ex *ibcq)
 	return ((struct shim_cq *)ibcq)->cur.timestamp;
 }
 
+static uint64_t
+cq_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	return ((struct shim_cq *)ibcq)->cur.wallclock;
+}
+
 /* Not created with these wc_flags (creation refuses them): harmless answers. */
 static uint16_t
 cq_read_cvlan(struct ibv_cq_ex *ibcq)
@@ -292,12 +299,6 @@ cq_read_tm_info(struct ibv_cq_ex *ibcq, struct ibv_wc_tm_info *tm_info)
 	memset(tm_info, 0, sizeof(*tm_info));
 }
 
-static uint64_t
-cq_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
-{
-	(void)ibcq;
-	return 0;
-}
 
 static void
 cq_ex_init(struct shim_cq *cq)
@@ -476,7 +477,7 @@ shim_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 	if ((attr->wc_flags & ~(uint64_t)SHIM_CQ_WC_FLAGS) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
-		errno = EOPNOTSUPP;	/* CVLAN/flow tag/TM, overrun */
+		errno = EOPNOTSUPP;	/* CVLAN, flow tag, TM; IGNORE_OVERRUN */
 		return NULL;
 	}
 	if (attr->cqe == 0 ||
