@@ -48,8 +48,6 @@ capabilities(void)
 		 dx.raw_packet_caps == 0, "no flow steering, no raw packet capabilities",
 		 "flags_ex %#llx raw %#x", (unsigned long long)dx.device_cap_flags_ex,
 		 dx.raw_packet_caps);
-	vt_check(dx.max_dm_size == 0, "max_dm_size 0 (no device memory)", "%llu",
-		 (unsigned long long)dx.max_dm_size);
 	vt_check(dx.rss_caps.supported_qpts == 0 && dx.max_wq_type_rq == 0,
 		 "no RSS, no WQs", "qpts %#x wq %u", dx.rss_caps.supported_qpts,
 		 dx.max_wq_type_rq);
@@ -73,7 +71,6 @@ objects(void)
 	struct ibv_srq *srq = ibv_create_srq(vt.pd, &sia);
 	struct ibv_mr *mr = vt_mr(4096, IBV_ACCESS_LOCAL_WRITE);
 	struct ibv_sge sge = { (uintptr_t)mr->addr, 64, mr->lkey };
-	struct ibv_alloc_dm_attr dma = { .length = 4096 };
 	struct ibv_xrcd_init_attr xia = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
 					  IBV_XRCD_INIT_ATTR_OFLAGS, .fd = -1, .oflags = 0 };
 	struct ibv_qp_open_attr qoa = { .comp_mask = IBV_QP_OPEN_ATTR_NUM |
@@ -105,7 +102,6 @@ objects(void)
 	REFUSED_INT(ibv_advise_mr(vt.pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
 				  IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1), EOPNOTSUPP,
 		    "ibv_advise_mr: EOPNOTSUPP");
-	REFUSED_PTR(ibv_alloc_dm(vt.ctx, &dma), "ibv_alloc_dm");
 	REFUSED_PTR(ibv_open_xrcd(vt.ctx, &xia), "ibv_open_xrcd");
 	REFUSED_PTR(ibv_open_qp(vt.ctx, &qoa), "ibv_open_qp");
 	REFUSED_INT(ibv_get_srq_num(srq, &srqn), EOPNOTSUPP,
