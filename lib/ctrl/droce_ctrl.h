@@ -65,7 +65,8 @@
 	M(DESTROY_AH) \
 	M(ATTACH_MCAST) \
 	M(DETACH_MCAST) \
-	M(REREG_MR)
+	M(REREG_MR) \
+	M(RESIZE_CQ)
 
 enum droce_ctrl_type {
 	DROCE_CTRL_NONE = 0,
@@ -181,6 +182,22 @@ struct droce_ctrl_create_cq_req {	/* fd: write end of the channel's pipe, if any
 };
 struct droce_ctrl_create_cq_rep {	/* fd: the CQ ring memfd */
 	uint32_t cq_handle;
+	uint32_t cqe;		/**< usable entries (>= requested) */
+	uint32_t nslots;
+	uint64_t map_len;
+};
+
+/*
+ * The CQ moves to a new ring: its pending completions keep their indices
+ * (the new ring's cons and prod are the old ones), so the client carries on
+ * from its own consumer index. The client must not poll or arm the CQ until
+ * it has mapped the new ring; the old ring is never written again.
+ */
+struct droce_ctrl_resize_cq_req {
+	uint32_t cq_handle;
+	uint32_t cqe;		/**< at least the completions pending, else EINVAL */
+};
+struct droce_ctrl_resize_cq_rep {	/* fd: the new CQ ring memfd */
 	uint32_t cqe;		/**< usable entries (>= requested) */
 	uint32_t nslots;
 	uint64_t map_len;

@@ -33,7 +33,8 @@
 #include "shim_priv.h"
 
 /* What the engine's CQEs carry, for ibv_create_cq_ex(). */
-#define SHIM_CQ_WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+#define SHIM_CQ_WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 /* ---- completion channels ---- */
 
@@ -270,6 +271,12 @@ cq_read_completion_ts(struct ibv_cq_ex *ibcq)
 	return ((struct shim_cq *)ibcq)->cur.timestamp;
 }
 
+static uint64_t
+cq_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	return ((struct shim_cq *)ibcq)->cur.wallclock;
+}
+
 /* Not created with these wc_flags (creation refuses them): harmless answers. */
 static uint16_t
 cq_read_cvlan(struct ibv_cq_ex *ibcq)
@@ -292,12 +299,6 @@ cq_read_tm_info(struct ibv_cq_ex *ibcq, struct ibv_wc_tm_info *tm_info)
 	memset(tm_info, 0, sizeof(*tm_info));
 }
 
-static uint64_t
-cq_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
-{
-	(void)ibcq;
-	return 0;
-}
 
 static void
 cq_ex_init(struct shim_cq *cq)
@@ -376,7 +377,9 @@ shim_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct shim_cq *cq = to_scq(ibcq);
 
+	cq_lock(cq);	/* not while ibv_resize_cq() swaps the ring */
 	droce_shm_cq_arm(cq->ring.r, solicited_only);	/* pairs with droced's cq_fire */
+	cq_unlock(cq);
 	return 0;
 }
 
@@ -474,7 +477,7 @@ shim_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 	if ((attr->wc_flags & ~(uint64_t)SHIM_CQ_WC_FLAGS) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
-		errno = EOPNOTSUPP;	/* CVLAN/flow tag/TM, overrun */
+		errno = EOPNOTSUPP;	/* CVLAN, flow tag, TM; IGNORE_OVERRUN */
 		return NULL;
 	}
 	if (attr->cqe == 0 ||
@@ -527,12 +530,39 @@ shim_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/*
+ * The daemon moves the CQ to a new ring holding the pending completions at
+ * their indices; we keep our consumer index and swap the mapping. The CQ's
+ * lock keeps pollers and ibv_req_notify_cq() off both rings meanwhile (a
+ * SINGLE_THREADED CQ: the application's one thread is here).
+ */
 int
-shim_resize_cq(struct ibv_cq *cq, int cqe)
+shim_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	(void)cq;
-	(void)cqe;
-	return EOPNOTSUPP;	/* no RESIZE_CQ message yet */
+	struct droce_ctrl_resize_cq_req req = { .cq_handle = ibcq->handle, .cqe = (uint32_t)cqe };
+	struct shim_cq *cq = to_scq(ibcq);
+	struct droce_ctrl_resize_cq_rep rep;
+	struct shim_ring nr;
+	int fd = -1, ret;
+
+	if (cqe <= 0)
+		return EINVAL;
+	cq_lock(cq);
+	ret = shim_call(to_sctx(ibcq->context), DROCE_CTRL_RESIZE_CQ, &req, sizeof(req), NULL, 0,
+			&rep, sizeof(rep), &fd, 1);
+	if (ret == 0)
+		ret = shim_ring_map(&nr, fd, rep.map_len, DROCE_SHM_CQ);
+	if (ret == 0 && nr.head != cq->ring.head) {
+		shim_ring_unmap(&nr);	/* the daemon's cons is not ours */
+		ret = EPROTO;
+	}
+	if (ret == 0) {
+		shim_ring_unmap(&cq->ring);
+		cq->ring = nr;
+		ibcq->cqe = (int)rep.cqe;
+	}
+	cq_unlock(cq);
+	return ret;
 }
 
 int

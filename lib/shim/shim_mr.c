@@ -88,7 +88,7 @@ shim_dealloc_pd_1_1(struct ibv_pd *pd)
 
 /* ---- MR ---- */
 
-static int
+int
 shim_check_access(unsigned int access)
 {
 	/* as the kernel's ib_check_mr_access(): remote write or atomic needs local write */
@@ -181,6 +181,8 @@ shim_dereg_mr(struct ibv_mr *mr)
 	if (ret != 0)
 		return ret;
 	shim_mr_put_pages(smr);
+	if (smr->dm != NULL)
+		atomic_fetch_sub(&smr->dm->mrs, 1);
 	free(smr);
 	return 0;
 }
@@ -199,7 +201,8 @@ shim_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_
 	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) || flags == 0 ||
 	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0)) ||
 	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
-	    ((flags & IBV_REREG_MR_CHANGE_PD) && pd == NULL)) {
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && pd == NULL) ||
+	    smr->dm != NULL) {	/* a DM MR is not re-registered (kernel: EINVAL) */
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}

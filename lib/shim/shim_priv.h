@@ -124,9 +124,20 @@ struct shim_pd {
 	_Atomic unsigned int users;	/* PD: parent domains on it; parent: QPs, CQs, SRQs */
 };
 
+/* Device memory: a sealed memfd (shim_dm.c). */
+#define SHIM_MAX_DM_SIZE	(1u << 20)	/* per allocation */
+struct shim_dm {
+	struct ibv_dm dm;
+	int fd;
+	void *map;
+	size_t len;
+	_Atomic uint32_t mrs;		/* MRs registered on it: free_dm is EBUSY */
+};
+
 struct shim_mr {
 	struct ibv_mr mr;
 	unsigned int access;
+	struct shim_dm *dm;		/* ibv_reg_dm_mr(), or NULL */
 	bool in_registry;		/* counted in shim_mem's registry over [lo, hi) */
 	uintptr_t lo, hi;		/* page-aligned range counted there */
 };
@@ -278,6 +289,14 @@ int shim_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *shim_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				 unsigned int access);
 int shim_dereg_mr(struct ibv_mr *mr);
+/** Access rights every registration checks. @return 0 or EINVAL. */
+int shim_check_access(unsigned int access);
+
+/* ---- shim_dm.c ---- */
+struct ibv_dm *shim_alloc_dm(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
+int shim_free_dm(struct ibv_dm *dm);
+struct ibv_mr *shim_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t len,
+			      unsigned int access);
 int shim_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
 		  int access);
 struct ibv_mw *shim_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);

@@ -88,35 +88,6 @@ op_destroy_counters(struct ibv_counters *counters)
 	return EOPNOTSUPP;
 }
 
-static struct ibv_mr *
-op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset, size_t length,
-	     unsigned int access)
-{
-	(void)pd;
-	(void)dm;
-	(void)dm_offset;
-	(void)length;
-	(void)access;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-static struct ibv_dm *
-op_alloc_dm(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr)
-{
-	(void)ctx;
-	(void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-static int
-op_free_dm(struct ibv_dm *dm)
-{
-	(void)dm;
-	return EOPNOTSUPP;
-}
-
 static int
 op_modify_flow_action_esp(struct ibv_flow_action *action, struct ibv_flow_action_esp_attr *attr)
 {
@@ -306,9 +277,9 @@ shim_ops_init(struct verbs_context *v)
 	v->attach_counters_point_flow = op_attach_counters_point_flow;
 	v->create_counters = op_create_counters;
 	v->destroy_counters = op_destroy_counters;
-	v->reg_dm_mr = op_reg_dm_mr;
-	v->alloc_dm = op_alloc_dm;
-	v->free_dm = op_free_dm;
+	v->reg_dm_mr = shim_reg_dm_mr;
+	v->alloc_dm = shim_alloc_dm;
+	v->free_dm = shim_free_dm;
 	v->modify_flow_action_esp = op_modify_flow_action_esp;
 	v->destroy_flow_action = op_destroy_flow_action;
 	v->create_flow_action_esp = op_create_flow_action_esp;

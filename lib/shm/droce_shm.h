@@ -193,7 +193,8 @@ struct droce_shm_cqe {
 	uint8_t sl;
 	uint8_t dlid_path_bits;
 	uint16_t reserved;
-	uint64_t timestamp;		/**< ns, engine clock */
+	uint64_t timestamp;		/**< CLOCK_MONOTONIC ns when written */
+	uint64_t wallclock;		/**< CLOCK_REALTIME ns, the same moment */
 };
 
 /** A doorbell: which QP (or SRQ) has new work. */

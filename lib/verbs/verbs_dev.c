@@ -637,6 +637,51 @@ err_free:
 	return -ret;
 }
 
+/*
+ * ibv_resize_cq: a new ring that takes the pending completions at the
+ * indices they had, so the client's consumer index stays valid. Fewer
+ * entries than are pending: EINVAL (Soft-RoCE and ibv_resize_cq(3) alike).
+ * The client's cons is read once; an impossible one fails the call.
+ */
+static int
+dev_resize_cq(struct droce_client *cl, const struct droce_ctrl_resize_cq_req *req,
+	      struct droce_ctrl_resize_cq_rep *rep, int *fds, unsigned int *nfds)
+{
+	struct dev_cq *cq = dev_obj_get(cl, req->cq_handle, OBJ_CQ);
+	struct dev_ring nr;
+	uint32_t cons, pending, i;
+	int ret;
+
+	if (cq == NULL || req->cqe == 0 || req->cqe > (uint32_t)cl->dev->attr.max_cqe)
+		return EINVAL;
+	cons = droce_shm_load_cons(cq->ring.r);
+	pending = cq->ring.idx - cons;
+	if (pending > cq->ring.nslots || req->cqe < pending)
+		return EINVAL;
+	ret = dev_ring_create(&nr, DROCE_SHM_CQ, cq->o.handle, dev_pow2(req->cqe), DEV_CQE_SLOT,
+			      &fds[0]);
+	if (ret < 0)
+		return -ret;
+	for (i = cons; i != cq->ring.idx; i++)
+		memcpy(dev_slot(&nr, i), dev_slot(&cq->ring, i), DEV_CQE_SLOT);
+	nr.idx = cq->ring.idx;
+	droce_shm_release(nr.r, cons);
+	droce_shm_publish(nr.r, nr.idx);
+	/* an arm the client set before asking (it arms no more until it has the new ring) */
+	atomic_store_explicit(&nr.r->flag, atomic_load_explicit(&cq->ring.r->flag,
+								 memory_order_acquire),
+			      memory_order_release);
+	atomic_store_explicit(&nr.r->error, cq->error ? 1 : 0, memory_order_release);
+	dev_ring_free(&cq->ring);
+	cq->ring = nr;
+	cq->cqe = nr.nslots;
+	*nfds = 1;
+	rep->cqe = cq->cqe;
+	rep->nslots = nr.nslots;
+	rep->map_len = nr.map_len;
+	return 0;
+}
+
 static int
 dev_create_srq(struct droce_client *cl, const struct droce_ctrl_create_srq_req *req,
 	       struct droce_ctrl_create_srq_rep *rep, int *fds, unsigned int *nfds)
@@ -906,6 +951,7 @@ static const uint32_t req_len[DROCE_CTRL_TYPE_COUNT] = {
 	[DROCE_CTRL_ATTACH_MCAST] = sizeof(struct droce_ctrl_mcast_req),
 	[DROCE_CTRL_DETACH_MCAST] = sizeof(struct droce_ctrl_mcast_req),
 	[DROCE_CTRL_REREG_MR] = sizeof(struct droce_ctrl_rereg_mr_req),
+	[DROCE_CTRL_RESIZE_CQ] = sizeof(struct droce_ctrl_resize_cq_req),
 };
 
 int
@@ -1022,6 +1068,9 @@ droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr, con
 	case DROCE_CTRL_REREG_MR:
 		*rep_len = sizeof(struct droce_ctrl_rereg_mr_rep);
 		return dev_rereg_mr(cl, body, fd0, rep);
+	case DROCE_CTRL_RESIZE_CQ:
+		*rep_len = sizeof(struct droce_ctrl_resize_cq_rep);
+		return dev_resize_cq(cl, body, rep, rep_fds, rep_nfds);
 	default:
 		return EOPNOTSUPP;
 	}

@@ -172,13 +172,15 @@ cq_signal(struct dev_cq *cq, bool solicited_or_error)
  * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP: the shim offers it and reports a
  * 1 GHz clock, so every CQE carries CLOCK_MONOTONIC nanoseconds (a vDSO
  * read; the same clock ibv_query_rt_values_ex() reads in the client).
+ * _WALLCLOCK: CLOCK_REALTIME read at the same moment, not derived later, so
+ * a step of the wall clock after the completion does not move it.
  */
 static uint64_t
-cqe_now_ns(void)
+cqe_now_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -210,7 +212,8 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 	s->qp_num = c->qp_num;
 	s->src_qp = c->src_qp;
 	s->wc_flags = c->wc_flags;
-	s->timestamp = cqe_now_ns();
+	s->timestamp = cqe_now_ns(CLOCK_MONOTONIC);
+	s->wallclock = cqe_now_ns(CLOCK_REALTIME);
 	cq->ring.idx++;
 	droce_shm_publish(cq->ring.r, cq->ring.idx);
 	cq_signal(cq, c->solicited || c->status != IBV_WC_SUCCESS);

@@ -5,8 +5,10 @@
 /*
  * ibv_create_cq_ex(3): what creation accepts and refuses, and the polling
  * iterator (ibv_start_poll / ibv_next_poll / ibv_end_poll) with every
- * ibv_wc_read_*() of the wc_flags droce offers (IBV_WC_STANDARD_FLAGS and
- * COMPLETION_TIMESTAMP), on completions the agent's SENDs cause (RC and
+ * ibv_wc_read_*() of the wc_flags droce offers (IBV_WC_STANDARD_FLAGS,
+ * COMPLETION_TIMESTAMP and _WALLCLOCK: the timestamps count in the clock of
+ * ibv_query_rt_values_ex() and go forward, the wall clock is CLOCK_REALTIME
+ * at the same moment), on completions the agent's SENDs cause (RC and
  * UD, SEND_WITH_INV) and on an error completion of our own; comp_vector's
  * range and cq_context in the completion event.
  */
@@ -15,10 +17,19 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <time.h>
 
 #include "verbs_test.h"
 
-#define WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+#define WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+		  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+#define NS_PER_S 1000000000ull
+
+static uint64_t
+ts_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * NS_PER_S + (uint64_t)t->tv_nsec;
+}
 
 static struct ibv_mr *lmr;
 static struct vt_remote_mr rmr;
@@ -46,8 +57,6 @@ creation(void)
 	} bad[] = {
 		{ IBV_WC_EX_WITH_CVLAN, 0, 0, EOPNOTSUPP, "WITH_CVLAN: EOPNOTSUPP" },
 		{ IBV_WC_EX_WITH_FLOW_TAG, 0, 0, EOPNOTSUPP, "WITH_FLOW_TAG: EOPNOTSUPP" },
-		{ IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK, 0, 0, EOPNOTSUPP,
-		  "WITH_COMPLETION_TIMESTAMP_WALLCLOCK: EOPNOTSUPP" },
 		{ 0, IBV_CQ_INIT_ATTR_MASK_FLAGS, IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, EOPNOTSUPP,
 		  "IGNORE_OVERRUN: EOPNOTSUPP" },
 		{ 0, IBV_CQ_INIT_ATTR_MASK_PD, 0, EINVAL,
@@ -76,10 +85,26 @@ creation(void)
 			 (void *)cq, errno);
 	}
 	memset(&dx, 0, sizeof(dx));
-	vt_check(ibv_query_device_ex(vt.ctx, NULL, &dx) == 0 && dx.hca_core_clock != 0 &&
-		 dx.completion_timestamp_mask != 0,
-		 "ibv_query_device_ex gives the clock that timestamps count in", "clock %llu",
-		 (unsigned long long)dx.hca_core_clock);
+	vt_check(ibv_query_device_ex(vt.ctx, NULL, &dx) == 0 && dx.hca_core_clock == 1000000 &&
+		 dx.completion_timestamp_mask == UINT64_MAX,
+		 "ibv_query_device_ex: hca_core_clock 1000000 kHz (timestamps are ns), "
+		 "completion_timestamp_mask all 64 bits", "clock %llu mask %#llx",
+		 (unsigned long long)dx.hca_core_clock,
+		 (unsigned long long)dx.completion_timestamp_mask);
+	{
+		struct ibv_values_ex v1 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK }, v2 = v1;
+		struct ibv_values_ex bad = { .comp_mask = IBV_VALUES_MASK_RESERVED };
+		struct ibv_values_ex none = { .comp_mask = 0 };
+
+		vt_check(ibv_query_rt_values_ex(vt.ctx, &v1) == 0 &&
+			 ibv_query_rt_values_ex(vt.ctx, &v2) == 0 &&
+			 ts_ns(&v1.raw_clock) != 0 && ts_ns(&v2.raw_clock) >= ts_ns(&v1.raw_clock),
+			 "ibv_query_rt_values_ex RAW_CLOCK: set, never goes back", "failed");
+		vt_check(ibv_query_rt_values_ex(vt.ctx, &bad) == EINVAL &&
+			 ibv_query_rt_values_ex(vt.ctx, &none) == 0,
+			 "ibv_query_rt_values_ex: an unknown mask bit EINVAL, mask 0 nothing to do",
+			 "failed");
+	}
 }
 
 /* Start or continue the batch, waiting up to VT_WAIT_MS for a completion. */
@@ -106,7 +131,7 @@ iterate(void)
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct vt_pair p;
-	uint64_t ts0;
+	uint64_t ts0, wall0;
 
 	vt_require(cq != NULL, "create_cq_ex");
 	init.send_cq = init.recv_cq = ibv_cq_ex_to_cq(cq);
@@ -142,23 +167,39 @@ iterate(void)
 		 ibv_wc_read_sl(cq) <= 7, "ibv_wc_read_slid, _sl, _dlid_path_bits", "slid %u",
 		 ibv_wc_read_slid(cq));
 	ts0 = ibv_wc_read_completion_ts(cq);
+	wall0 = ibv_wc_read_completion_wallclock_ns(cq);
 	{
 		struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
-		uint64_t now;
+		struct timespec rt;
+		uint64_t now, wnow;
+		int64_t skew;
 
 		vt_require(ibv_query_rt_values_ex(vt.ctx, &v) == 0, "query_rt_values_ex");
-		now = (uint64_t)v.raw_clock.tv_sec * 1000000000ull + (uint64_t)v.raw_clock.tv_nsec;
-		vt_check(ts0 != 0 && ts0 <= now && now - ts0 < 60 * 1000000000ull,
+		clock_gettime(CLOCK_REALTIME, &rt);
+		now = ts_ns(&v.raw_clock);
+		wnow = ts_ns(&rt);
+		vt_check(ts0 != 0 && ts0 <= now && now - ts0 < 60 * NS_PER_S,
 			 "ibv_wc_read_completion_ts: shortly before ibv_query_rt_values_ex's clock",
 			 "ts %llu now %llu", (unsigned long long)ts0, (unsigned long long)now);
+		vt_check(wall0 != 0 && wall0 <= wnow && wnow - wall0 < 60 * NS_PER_S,
+			 "ibv_wc_read_completion_wallclock_ns: shortly before CLOCK_REALTIME",
+			 "wall %llu now %llu", (unsigned long long)wall0, (unsigned long long)wnow);
+		/* both stamps of one completion are one moment: they differ by the clocks' offset */
+		skew = (int64_t)(wall0 - ts0) - (int64_t)(wnow - now);
+		vt_check(skew > -(int64_t)NS_PER_S && skew < (int64_t)NS_PER_S,
+			 "the wall clock stamp and the raw one are the same moment",
+			 "off by %lld ns", (long long)skew);
 	}
 
 	vt_check(next(cq, false) == 0 && cq->wr_id == 102 &&
 		 ibv_wc_read_opcode(cq) == IBV_WC_RECV && ibv_wc_read_byte_len(cq) == 8 &&
 		 !(ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM),
 		 "ibv_next_poll advances to the second completion", "wrong");
-	vt_check(ibv_wc_read_completion_ts(cq) >= ts0, "timestamps do not go backwards",
-		 "went back");
+	vt_check(ibv_wc_read_completion_ts(cq) > ts0, "a later completion has a later timestamp",
+		 "%llu after %llu", (unsigned long long)ibv_wc_read_completion_ts(cq),
+		 (unsigned long long)ts0);
+	vt_check(ibv_wc_read_completion_wallclock_ns(cq) >= wall0,
+		 "and a wall clock stamp no earlier", "went back");
 	vt_check(ibv_next_poll(cq) == ENOENT, "ibv_next_poll past the last: ENOENT", "not ENOENT");
 	ibv_end_poll(cq);
 
