@@ -688,7 +688,8 @@ cm_hello(struct droce_client *cl, const struct droce_ctrl_cm_hello_req *q, int f
 		return EMFILE;
 	(void)fcntl(c->ev_fd, F_SETFL, O_NONBLOCK);	/* a client that does not read loses its own */
 	c->cl = cl;
-	c->pid = q->pid;
+	c->pid = droce_dev_client_pid(cl);	/* the kernel's word, not the client's */
+	(void)q;
 	rep->node_guid = htobe64(g.d->conf.node_guid);
 	return 0;
 }
@@ -827,8 +828,6 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 			return EINVAL;
 		ret = r->passive ? droce_cm_establish(r->cmid, g.now) :
 				   droce_cm_send_rtu(r->cmid, NULL, 0, g.now);
-		if (ret == 0 && !r->passive)
-			emit_simple(r, DROCE_CM_EVENT_ESTABLISHED, 0);
 		return ret < 0 ? -ret : 0;
 	case DROCE_CTRL_CM_INIT_QP_ATTR: {
 		const struct droce_ctrl_cm_init_qp_attr_req *q = body;

@@ -175,6 +175,7 @@ do_request(struct droced_call *c)
 {
 	struct request_call *r = (struct request_call *)c;
 
+	r->rep_nfds = 0;
 	if (droce_ctrl_is_cm(r->hdr.type))
 		r->status = droced_cm_request(r->d, r->cl, &r->hdr, r->body, r->fds, r->nfds,
 					      r->rep, &r->rep_len);

@@ -79,6 +79,9 @@ struct droce_client_cred {
 int droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred,
 			 struct droce_client **out);
 
+/** The client's process id, from SO_PEERCRED. */
+uint32_t droce_dev_client_pid(const struct droce_client *cl);
+
 /**
  * The client is gone (closed its socket, exited, was killed, misbehaved):
  * its QPs go to the error state (peers see errors), then everything it

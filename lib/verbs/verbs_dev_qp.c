@@ -333,6 +333,8 @@ droce_dev_gsi_send(struct droce_dev *dev, const uint8_t sgid[16], const uint8_t 
 	pkt.dqpn = dqpn & DROCE_24BIT_MASK;
 	pkt.deth.qkey = DROCE_GSI_QKEY;
 	pkt.deth.sqpn = DROCE_GSI_QPN;
+	pkt.payload_len = len;
+	pkt.padcnt = droce_pad_bytes(len);
 	return dev_xmit(dev, &pkt, &iov, 1, NULL);
 }
 
