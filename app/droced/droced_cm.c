@@ -901,6 +901,19 @@ unsigned int
 droced_cm_counters(const char **names, uint64_t *values, unsigned int max)
 {
 	unsigned int n = 0, i;
+	uint64_t ids = 0, listeners = 0;
+
+	for (i = 0; i < CM_MAX_IDS; i++) {
+		ids += g.rids[i].owner != NULL;
+		listeners += g.rids[i].cmid != NULL && g.rids[i].cmid->state == DROCE_CM_LISTEN;
+	}
+	/* gauges first: tests wait for a listener before starting a client */
+	if (n + 2 <= max) {
+		names[n] = "IDS";
+		values[n++] = ids;
+		names[n] = "LISTENERS";
+		values[n++] = listeners;
+	}
 
 	for (i = 0; i < CMC_COUNT && n < max; i++, n++) {
 		names[n] = cm_counter_name[i];
