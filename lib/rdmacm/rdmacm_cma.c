@@ -475,7 +475,10 @@ RDMACM_EXPORT int
 rdma_listen(struct rdma_cm_id *id, int backlog)
 {
 	struct rdmacm_id *i = (struct rdmacm_id *)id;
-	struct droce_ctrl_cm_id req = { .arg = backlog > 0 ? (uint32_t)backlog : 1 };
+	/* 0 or less: the most allowed, as Linux's ucma takes it (max_backlog 1024) */
+	struct droce_ctrl_cm_id req = {
+		.arg = backlog > 0 && backlog < 1024 ? (uint32_t)backlog : 1024,
+	};
 	int ret;
 
 	if (i == NULL)

@@ -103,19 +103,6 @@ rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 }
 
 RDMACM_EXPORT int
-rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
-		 struct rdma_addrinfo **res)
-{
-	NOSYS_INT((void)node, (void)service, (void)hints, (void)res);
-}
-
-RDMACM_EXPORT void
-rdma_freeaddrinfo(struct rdma_addrinfo *res)
-{
-	(void)res;
-}
-
-RDMACM_EXPORT int
 rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
 {
 	NOSYS_INT((void)id, (void)private_data, (void)private_data_len);

@@ -8,7 +8,9 @@
 # client on A, the reverse, and both on daemon A (the MADs never leave it).
 # Each side must exit 0 and print every one of the pings with exactly the
 # data rping puts in it (the client after its RDMA WRITE came back, the
-# server after its RDMA READ), nothing else.
+# server after its RDMA READ), nothing else. Then ucmatose with 4
+# connections at once (rdma_getaddrinfo, a listener's backlog, SENDs both
+# ways on each), across the pair and on one daemon: both exit statuses decide.
 #   rdmacm.sh BUILD_DIR
 set -u
 . "$(dirname "$0")/common.sh"
@@ -85,5 +87,34 @@ run() {
 run a-to-b B A
 run b-to-a A B
 run one-daemon A A
+
+# ucmatose NAME SERVER_SIDE CLIENT_SIDE
+ucmatose_run() {
+	name=$1 srv=$2 cli=$3
+	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
+	$run_s timeout 60 ucmatose -c 4 >"$log/$name.server" 2>&1 &
+	pid=$!
+	rc_c=1
+	if wait_listener "$srv"; then
+		$run_c timeout 60 ucmatose -s "$ip" -c 4 >"$log/$name.client" 2>&1
+		rc_c=$?
+	else
+		kill "$pid" 2>/dev/null
+	fi
+	wait "$pid"
+	rc_s=$?
+	if [ $rc_s = 0 ] && [ $rc_c = 0 ]; then
+		echo "ok   $name: ucmatose, 4 connections, both sides exit 0"
+	else
+		echo "FAIL $name: ucmatose server exit $rc_s, client exit $rc_c"
+		sed 's/^/    server: /' "$log/$name.server"
+		sed 's/^/    client: /' "$log/$name.client" 2>/dev/null
+		fail=1
+	fi
+}
+command -v ucmatose >/dev/null 2>&1 && {
+	ucmatose_run ucmatose-a-to-b B A
+	ucmatose_run ucmatose-one-daemon A A
+}
 rm -rf "$log"
 exit $fail
