@@ -47,6 +47,7 @@ struct droced_call {
 
 struct droced {
 	struct droced_opts opts;
+	struct droce_dev_conf conf;	/* as the device was created: GIDs, node GUID */
 	struct droce_dev *dev;
 	void *port;			/* struct droce_port */
 	_Atomic(struct droced_call *) mailbox;
@@ -80,6 +81,22 @@ void droced_port_close(struct droced *d);
 /* Received frames the parser refused, by DROCE_WIRE_DROPS reason. Worker. */
 const uint64_t *droced_port_wire_drops(void);
 extern const struct droce_dev_port_ops droced_port_ops;
+
+/*
+ * rdma_cm (droced_cm.c), all on the worker: QP1's MADs into lib/cm, the
+ * clients' CM messages (droce_ctrl_cm.h), their events, timers.
+ */
+int droced_cm_init(struct droced *d);
+/* A CM request of @cl: as droce_dev_request() (0, a positive errno, or -EPROTO). */
+int droced_cm_request(struct droced *d, struct droce_client *cl,
+		      const struct droce_ctrl_hdr *hdr, const void *body, const int *fds,
+		      unsigned int nfds, void *rep, uint32_t *rep_len);
+/* The client's connection closed: its ids go (peers get REJ or DREQ). */
+void droced_cm_client_gone(struct droced *d, struct droce_client *cl);
+/* Timers and pending address resolutions. @return work done. */
+unsigned int droced_cm_poll(struct droced *d, uint64_t now);
+/* Counter names and values, the daemon's then lib/cm's then the parser's drops. */
+unsigned int droced_cm_counters(const char **names, uint64_t *values, unsigned int max);
 
 /* DPDK telemetry commands (/droce/...). */
 void droced_telemetry_init(struct droced *d);

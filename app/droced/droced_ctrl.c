@@ -25,6 +25,7 @@
 #include <rte_log.h>
 
 #include "droce_ctrl.h"
+#include "droce_ctrl_cm.h"
 #include "droced.h"
 
 #define MAX_CONNS 1024
@@ -141,17 +142,22 @@ do_new_client(struct droced_call *c)
 
 struct free_client_call {
 	struct droced_call c;
+	struct droced *d;
 	struct droce_client *cl;
 };
 
 static void
 do_free_client(struct droced_call *c)
 {
-	droce_dev_client_free(((struct free_client_call *)c)->cl);
+	struct free_client_call *f = (struct free_client_call *)c;
+
+	droced_cm_client_gone(f->d, f->cl);
+	droce_dev_client_free(f->cl);
 }
 
 struct request_call {
 	struct droced_call c;
+	struct droced *d;
 	struct droce_client *cl;
 	struct droce_ctrl_hdr hdr;
 	uint8_t body[DROCE_CTRL_MAX_MSG];
@@ -169,14 +175,19 @@ do_request(struct droced_call *c)
 {
 	struct request_call *r = (struct request_call *)c;
 
-	r->status = droce_dev_request(r->cl, &r->hdr, r->body, r->fds, r->nfds, r->rep,
+	r->rep_nfds = 0;
+	if (droce_ctrl_is_cm(r->hdr.type))
+		r->status = droced_cm_request(r->d, r->cl, &r->hdr, r->body, r->fds, r->nfds,
+					      r->rep, &r->rep_len);
+	else
+		r->status = droce_dev_request(r->cl, &r->hdr, r->body, r->fds, r->nfds, r->rep,
 				      &r->rep_len, r->rep_fds, &r->rep_nfds);
 }
 
 static void
 conn_close(struct droced *d, struct conn *cn)
 {
-	struct free_client_call f = { .c.fn = do_free_client, .cl = cn->cl };
+	struct free_client_call f = { .c.fn = do_free_client, .d = d, .cl = cn->cl };
 
 	if (cn->cl != NULL)
 		droced_call_worker(d, &f.c);
@@ -225,6 +236,7 @@ conn_serve(struct droced *d, struct conn *cn, struct request_call *r)
 
 	memset(&r->c, 0, sizeof(r->c));
 	r->c.fn = do_request;
+	r->d = d;
 	r->cl = cn->cl;
 	r->nfds = 0;
 	len = droce_ctrl_recv(cn->fd, &r->hdr, r->body, r->fds, &r->nfds);

@@ -50,6 +50,7 @@ worker_loop(struct droced *d)
 		work += droce_dev_doorbells(d->dev, now);
 		work += droced_port_rx(d, now);
 		work += droce_dev_poll(d->dev, now);
+		work += droced_cm_poll(d, now);
 		droced_port_flush(d);
 		droced_port_watch(d, now);
 		if (work > 0) {
@@ -125,6 +126,12 @@ main(int argc, char **argv)
 	ret = droce_dev_create(&conf, &d->dev);
 	if (ret < 0) {
 		fprintf(stderr, "droced: device: %s\n", strerror(-ret));
+		return 1;
+	}
+	d->conf = conf;
+	ret = droced_cm_init(d);
+	if (ret < 0) {
+		fprintf(stderr, "droced: connection manager: %s\n", strerror(-ret));
 		return 1;
 	}
 	droced_port_settle(d);	/* clients (perftest) refuse a port that is not ACTIVE */

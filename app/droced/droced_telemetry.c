@@ -26,6 +26,9 @@ struct stats_call {
 	struct droce_dev_stats st;
 	struct droce_port_stats port;
 	uint64_t wire[DROCE_WIRE_DROP_COUNT];
+	const char *cm_names[96];
+	uint64_t cm[96];
+	unsigned int n_cm;
 };
 
 static void
@@ -36,6 +39,7 @@ do_stats(struct droced_call *c)
 	droce_dev_stats(s->d->dev, &s->st);
 	droce_port_stats(s->d->port, &s->port);
 	memcpy(s->wire, droced_port_wire_drops(), sizeof(s->wire));
+	s->n_cm = droced_cm_counters(s->cm_names, s->cm, DROCE_DIM(s->cm));
 }
 
 static int
@@ -80,6 +84,12 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		snprintf(key, sizeof(key), "wire_drop_%s", droce_wire_drop_name(i));
 		rte_tel_data_add_dict_u64(d, key, s.wire[i]);
+	}
+	for (i = 0; i < s.n_cm; i++) {	/* rdma_cm: droced's, lib/cm's, MADs refused by reason */
+		char key[64];
+
+		snprintf(key, sizeof(key), "cm_%s", s.cm_names[i]);
+		rte_tel_data_add_dict_u64(d, key, s.cm[i]);
 	}
 	return 0;
 }

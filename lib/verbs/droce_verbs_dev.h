@@ -79,6 +79,9 @@ struct droce_client_cred {
 int droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred,
 			 struct droce_client **out);
 
+/** The client's process id, from SO_PEERCRED. */
+uint32_t droce_dev_client_pid(const struct droce_client *cl);
+
 /**
  * The client is gone (closed its socket, exited, was killed, misbehaved):
  * its QPs go to the error state (peers see errors), then everything it
@@ -120,9 +123,47 @@ void droce_dev_rx(struct droce_dev *dev, const struct droce_pkt *pkt, const uint
 /** Let every QP transmit (budget per QP), deliver loopback frames, run timers. */
 unsigned int droce_dev_poll(struct droce_dev *dev, uint64_t now);
 
+/* ---- QP1: the General Services Interface, owned by the daemon ---- */
+
+#define DROCE_GSI_QPN		1		/**< IBA 3.5.2: the GSI's QP */
+#define DROCE_GSI_QKEY		0x80010000u	/**< IBA C9-xx: the well-known GSI Q_Key */
+
+/**
+ * Who takes the MADs that arrive on QP1: @p payload is the UD SEND's payload
+ * (@p len bytes; a MAD is 256) from @p pkt->sgid, already checked to be a
+ * UD SEND_ONLY with the GSI Q_Key and P_Key 0xffff.
+ */
+typedef void (*droce_gsi_rx_fn)(void *arg, const struct droce_pkt *pkt, const uint8_t *payload,
+				uint32_t len, uint64_t now);
+
+/** Route QP1 to @p fn (NULL: QP1 packets are dropped and counted as RX_NO_QP). */
+void droce_dev_gsi_set(struct droce_dev *dev, droce_gsi_rx_fn fn, void *arg);
+
+/**
+ * Send @p len bytes (a MAD) from QP1 to QP @p dqpn at @p dgid as a UD
+ * SEND_ONLY (DETH source QP 1, GSI Q_Key, P_Key 0xffff) from our GID
+ * @p sgid. To one of our own GIDs it takes the loopback queue.
+ * @return 0; -EINVAL (not one of our GIDs, too long); -EAGAIN while the
+ *         peer's MAC is not resolved yet (the CM retransmits); -EIO if the
+ *         port refused it.
+ */
+int droce_dev_gsi_send(struct droce_dev *dev, const uint8_t sgid[16], const uint8_t dgid[16],
+		       uint32_t dqpn, uint8_t tclass, uint8_t hop_limit, const void *payload,
+		       uint32_t len);
+
+/** The port's active path MTU (enum ibv_mtu) and the device's node GUID (host order). */
+enum ibv_mtu droce_dev_active_mtu(const struct droce_dev *dev);
+
+/**
+ * True if QPN @p qpn is a QP of a client of process @p pid: the CM takes
+ * QPNs from a client, and must not announce another process's QP.
+ */
+bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pid);
+
 /** Counters of the device, for telemetry and droce-ctl. C(sym, description) */
 #define DROCE_DEV_COUNTERS(C) \
 	C(RX_NO_QP,        "packets for a QPN that does not exist") \
+	C(RX_GSI_BAD,      "QP1 packets that are not a UD SEND with the GSI Q_Key and P_Key") \
 	C(RX_MCAST_NO_GRP, "multicast packets for a group nobody joined") \
 	C(RX_LOOPBACK,     "packets delivered without the wire") \
 	C(TX_NO_NEIGH,     "packets dropped: destination MAC not resolved yet") \

@@ -316,6 +316,12 @@ droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred
 	return 0;
 }
 
+uint32_t
+droce_dev_client_pid(const struct droce_client *cl)
+{
+	return cl->cred.pid;
+}
+
 static void dev_obj_destroy(struct droce_dev *dev, struct dev_obj *o);
 
 void

@@ -173,6 +173,8 @@ struct droce_dev {
 	struct dev_loop_frame *loop;	/* loopback queue, DEV_LOOP_SLOTS */
 	uint32_t loop_head, loop_tail;
 	uint64_t polls;
+	droce_gsi_rx_fn gsi_rx;		/* QP1's MADs go to the daemon's CM */
+	void *gsi_arg;
 	uint64_t cnt[DROCE_DEV_CNT_COUNT];
 };
 

@@ -252,11 +252,16 @@ loop_push(struct droce_dev *dev, struct droce_pkt *pkt, const struct droce_iov *
 	dev->loop_tail++;
 }
 
-static void
-ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
-	 unsigned int n_iov)
+/*
+ * Transmit one packet: to one of our GIDs through the loopback queue, to
+ * a group also to local members, else to the wire once the peer's MAC is
+ * known (@p cache keeps it for a connected QP).
+ * @return 0, -EAGAIN (no MAC yet: the sender's timers try again) or -EIO.
+ */
+static int
+dev_xmit(struct droce_dev *dev, struct droce_pkt *pkt, const struct droce_iov *iov,
+	 unsigned int n_iov, uint8_t *cache)
 {
-	struct droce_dev *dev = ctx;
 	bool mcast = droce_gid_is_mcast(pkt->dgid);
 
 	/* to ourselves: never the wire; a group may also have members here */
@@ -268,21 +273,103 @@ ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct dro
 		memcpy(pkt->dmac, dev->conf.mac, 6);
 		loop_push(dev, pkt, iov, n_iov);
 		if (!mcast)
-			return;
+			return 0;
 		memcpy(pkt->dmac, wire_dmac, 6);	/* the group's MAC on the wire */
 	}
 	if (!mcast && memcmp(pkt->dmac, (uint8_t[6]){ 0 }, 6) == 0) {
-		uint8_t *cache = t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac;
-
 		if (dev->conf.port_ops->resolve(dev->conf.port_arg, pkt->dgid, pkt->dmac) < 0) {
 			DEV_CNT(dev, TX_NO_NEIGH);
-			return;		/* the retransmit timer tries again */
+			return -EAGAIN;
 		}
 		if (cache != NULL)
 			memcpy(cache, pkt->dmac, 6);
 	}
-	if (dev->conf.port_ops->frame_out(dev->conf.port_arg, pkt, iov, n_iov) < 0)
+	if (dev->conf.port_ops->frame_out(dev->conf.port_arg, pkt, iov, n_iov) < 0) {
 		DEV_CNT(dev, TX_FAIL);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void
+ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
+	 unsigned int n_iov)
+{
+	(void)dev_xmit(ctx, pkt, iov, n_iov, t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac);
+}
+
+/* ---- QP1 ---- */
+
+void
+droce_dev_gsi_set(struct droce_dev *dev, droce_gsi_rx_fn fn, void *arg)
+{
+	dev->gsi_rx = fn;
+	dev->gsi_arg = arg;
+}
+
+int
+droce_dev_gsi_send(struct droce_dev *dev, const uint8_t sgid[16], const uint8_t dgid[16],
+		   uint32_t dqpn, uint8_t tclass, uint8_t hop_limit, const void *payload,
+		   uint32_t len)
+{
+	struct droce_iov iov = { .base = payload, .len = len };
+	struct droce_pkt pkt;
+	uint32_t fl;
+
+	if (!gid_is_local(dev, sgid) || len > mtu_bytes(dev->port.active_mtu))
+		return -EINVAL;
+	memset(&pkt, 0, sizeof(pkt));
+	memcpy(pkt.smac, dev->conf.mac, 6);
+	memcpy(pkt.sgid, sgid, 16);
+	memcpy(pkt.dgid, dgid, 16);
+	if (!droce_gid_is_ipv4(dgid))
+		pkt.flags |= DROCE_PKT_F_IPV6;
+	pkt.tclass = tclass;
+	pkt.ttl = hop_limit ? hop_limit : 64;
+	pkt.ip_frag = 0x4000;			/* DF: RoCEv2 is never fragmented */
+	fl = droce_flow_label(DROCE_GSI_QPN, dqpn);
+	pkt.flow_label = (pkt.flags & DROCE_PKT_F_IPV6) ? fl : 0;
+	pkt.sport = droce_flow_label_to_sport(fl);
+	pkt.dport = DROCE_ROCEV2_UDP_PORT;
+	pkt.opcode = DROCE_OP_UD_SEND_ONLY;
+	pkt.pkey = DROCE_DEFAULT_PKEY;
+	pkt.dqpn = dqpn & DROCE_24BIT_MASK;
+	pkt.deth.qkey = DROCE_GSI_QKEY;
+	pkt.deth.sqpn = DROCE_GSI_QPN;
+	pkt.payload_len = len;
+	pkt.padcnt = droce_pad_bytes(len);
+	return dev_xmit(dev, &pkt, &iov, 1, NULL);
+}
+
+enum ibv_mtu
+droce_dev_active_mtu(const struct droce_dev *dev)
+{
+	return dev->port.active_mtu;
+}
+
+bool
+droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pid)
+{
+	uint32_t idx = qpn - DEV_QPN_BASE;
+
+	return qpn >= DEV_QPN_BASE && idx < DEV_MAX_QP && dev->qpn[idx] != NULL &&
+	       !dev->qpn[idx]->dead && dev->qpn[idx]->o.cl->cred.pid == pid;
+}
+
+/* A packet for QP1: only a UD SEND_ONLY with the GSI Q_Key and the default P_Key (IBA C9-xx). */
+static void
+rx_gsi(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *frame, uint64_t now)
+{
+	if (dev->gsi_rx == NULL) {
+		DEV_CNT(dev, RX_NO_QP);
+		return;
+	}
+	if (pkt->opcode != DROCE_OP_UD_SEND_ONLY || pkt->deth.qkey != DROCE_GSI_QKEY ||
+	    (pkt->pkey & 0x7fff) != 0x7fff) {
+		DEV_CNT(dev, RX_GSI_BAD);
+		return;
+	}
+	dev->gsi_rx(dev->gsi_arg, pkt, frame + pkt->payload_off, pkt->payload_len, now);
 }
 
 static void
@@ -951,6 +1038,10 @@ droce_dev_rx(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *
 
 	if (pkt->dqpn == 0xffffff && droce_gid_is_mcast(pkt->dgid)) {
 		rx_mcast(dev, pkt, frame, now);
+		return;
+	}
+	if (pkt->dqpn == DROCE_GSI_QPN) {
+		rx_gsi(dev, pkt, frame, now);
 		return;
 	}
 	if (pkt->dqpn < DEV_QPN_BASE || idx >= DEV_MAX_QP || dev->qpn[idx] == NULL) {

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The droce authors
 #
-# check_symbols.sh SHIM [SYSTEM_LIBIBVERBS]
+# check_symbols.sh SHIM [SYSTEM_LIB]
 #
-# The shim must be a drop-in libibverbs.so.1: SONAME libibverbs.so.1, and
+# A drop-in library (the verbs shim, droce's librdmacm) must replace the
+# system's of the same name: for libibverbs.so.1, SONAME libibverbs.so.1, and
 # every symbol@version the system's library defines (objdump -T: the
 # version in parentheses is a non-default one, e.g. ibv_get_device_list
 # @IBVERBS_1.0 beside @@IBVERBS_1.1) defined by the shim, with the same
@@ -13,13 +14,15 @@
 
 shim=$1
 sys=${2:-}
+# libibverbs.so.1.14.44 -> libibverbs.so.1
+name=$(basename "$shim" | sed 's/\(\.so\.[0-9]*\).*/\1/')
 if [ -z "$sys" ]; then
 	for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do
-		[ -e "$d/libibverbs.so.1" ] && sys=$d/libibverbs.so.1 && break
+		[ -e "$d/$name" ] && sys=$d/$name && break
 	done
 fi
 command -v objdump >/dev/null 2>&1 || { echo "objdump missing: skipped"; exit 77; }
-[ -n "$sys" ] && [ -e "$sys" ] || { echo "no system libibverbs.so.1: skipped"; exit 77; }
+[ -n "$sys" ] && [ -e "$sys" ] || { echo "no system $name: skipped"; exit 77; }
 [ -e "$shim" ] || { echo "no shim at $shim"; exit 1; }
 
 # "VERSION NAME" per defined dynamic symbol (version nodes included).
@@ -35,8 +38,8 @@ defined "$shim" >"$tmp/shim"
 fail=0
 
 soname=$(objdump -p "$shim" | awk '$1 == "SONAME" { print $2 }')
-if [ "$soname" != "libibverbs.so.1" ]; then
-	echo "FAIL: SONAME is '$soname', want libibverbs.so.1"
+if [ "$soname" != "$name" ]; then
+	echo "FAIL: SONAME is '$soname', want $name"
 	fail=1
 fi
 missing=$(comm -23 "$tmp/sys" "$tmp/shim")

@@ -1,0 +1,954 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * rdma_cm in droced: the glue between QP1, lib/cm and the clients.
+ *
+ * QP1 is the daemon's GSI QP: the device hands every MAD that arrives for
+ * QPN 1 to gsi_rx() (lib/verbs checked it is a UD SEND_ONLY with the GSI
+ * Q_Key and P_Key), which passes it to the one struct droce_cm; the CM's
+ * MADs leave through droce_dev_gsi_send() as UD SENDs from QP 1.
+ *
+ * On top, the rdma_cm ids of the clients (struct rid): an IP address and
+ * port in a port space, what address and route resolution found, and the
+ * lib/cm id of the connection, if any. Clients talk to us with the CM
+ * messages of droce_ctrl_cm.h on a control connection of their own (one per
+ * event channel) and hear back on the event pipe they handed over at
+ * CM_HELLO. They move their QPs themselves with what CM_INIT_QP_ATTR says,
+ * as librdmacm does with the kernel's CM.
+ *
+ * Everything here runs on the worker: requests come through the mailbox,
+ * MADs from the RX path, timers from the poll loop. No locks.
+ */
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "droce_cm.h"
+#include "droce_cm_ip.h"
+#include "droce_core.h"
+#include "droce_ctrl_cm.h"
+#include "droce_wire_gid.h"
+#include "droced.h"
+
+#define CM_MAX_IDS	1024		/* rdma_cm ids, and lib/cm ids: a power of two */
+#define CM_MAX_CLIENTS	256		/* event channels */
+#define CM_PORT_FIRST	32768		/* ephemeral ports, as Linux's default range */
+#define CM_PORT_LAST	60999
+#define CM_RESOLVE_NS	(1000 * 1000)	/* pending neighbour resolutions: checked each ms */
+
+/* Linux's rdma_cm values (drivers/infiniband/core/cma.c) for what goes in a REQ. */
+#define CM_RESPONSE_TIMEOUT	20	/* CMA_CM_RESPONSE_TIMEOUT: 4.3 s */
+#define CM_MAX_RETRIES		15	/* CMA_MAX_CM_RETRIES */
+#define CM_PACKET_LIFETIME	18	/* 1.07 s; the local ACK timeout is one more */
+#define CM_MRA_TIMEOUT		24	/* CMA_CM_MRA_SETTING */
+#define CM_MIN_RNR_TIMER	12	/* 0.64 ms, the verbs default of rdma-core's examples */
+
+/* Daemon-side counters. C(sym, description) */
+#define DROCED_CM_COUNTERS(C) \
+	C(EVENTS,        "events written to clients") \
+	C(EVENTS_LOST,   "events lost: the client's event pipe was full or gone") \
+	C(REQ_BAD_HDR,   "REQs refused: no valid cma header in the private data") \
+	C(REQ_NO_ID,     "REQs refused: no free rdma_cm id") \
+	C(REQ_WRONG_IP,  "REQs refused: the listener is bound to another address") \
+	C(GSI_TX_FAIL,   "MADs the port could not send (no MAC yet, refused)")
+
+enum {
+#define C(sym, desc) CMC_##sym,
+	DROCED_CM_COUNTERS(C)
+#undef C
+	CMC_COUNT
+};
+
+static const char *const cm_counter_name[CMC_COUNT] = {
+#define C(sym, desc) [CMC_##sym] = #sym,
+	DROCED_CM_COUNTERS(C)
+#undef C
+};
+
+struct cm_client {
+	struct droce_client *cl;	/* NULL: free slot */
+	int ev_fd;			/* write end of the event pipe */
+	uint32_t pid;
+};
+
+struct rid {
+	struct cm_client *owner;	/* NULL: free */
+	uint64_t uctx;
+	uint16_t ps;
+	uint32_t qp_type;
+	struct droce_ctrl_cm_addr src;	/* ours; port 0 until bound */
+	struct droce_ctrl_cm_addr dst;	/* the peer's */
+	bool bound;
+	bool addr_resolved;
+	bool route_resolved;
+	bool passive;			/* made by a REQ */
+	uint64_t resolve_deadline;	/* non-zero: waiting for the peer's MAC */
+	uint32_t psn;			/* our starting PSN */
+	struct droce_cm_id *cmid;	/* the connection, or the listener */
+	/* a passive id: what the REQ offered */
+	uint8_t peer_rr, peer_depth;
+};
+
+static struct {
+	struct droced *d;
+	struct droce_cm cm;
+	struct droce_cm_id ids[CM_MAX_IDS];
+	struct rid rids[CM_MAX_IDS];
+	struct cm_client clients[CM_MAX_CLIENTS];
+	uint64_t now;
+	uint64_t next_resolve;
+	uint16_t next_port;
+	uint64_t cnt[CMC_COUNT];
+} g;
+
+#define CMC(sym) (g.cnt[CMC_##sym]++)
+
+static uint32_t
+rid_handle(const struct rid *r)
+{
+	return (uint32_t)(r - g.rids) + 1;
+}
+
+static struct rid *
+rid_get(struct cm_client *c, uint32_t handle)
+{
+	struct rid *r;
+
+	if (handle == 0 || handle > CM_MAX_IDS)
+		return NULL;
+	r = &g.rids[handle - 1];
+	return r->owner == c ? r : NULL;
+}
+
+static struct rid *
+rid_alloc(struct cm_client *c, uint64_t uctx, uint16_t ps, uint32_t qp_type)
+{
+	unsigned int i;
+
+	for (i = 0; i < CM_MAX_IDS; i++) {
+		struct rid *r = &g.rids[i];
+
+		if (r->owner != NULL)
+			continue;
+		memset(r, 0, sizeof(*r));
+		r->owner = c;
+		r->uctx = uctx;
+		r->ps = ps;
+		r->qp_type = qp_type;
+		r->psn = (uint32_t)random() & 0xffffff;
+		return r;
+	}
+	return NULL;
+}
+
+static void
+rid_free(struct rid *r)
+{
+	if (r->cmid != NULL) {
+		r->cmid->context = NULL;	/* no more events: lib/cm finishes alone */
+		droce_cm_id_destroy(r->cmid, g.now);
+	}
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- events ---- */
+
+static void
+emit(struct rid *r, struct droce_ctrl_cm_event *ev)
+{
+	ssize_t n;
+
+	if (r->owner == NULL)
+		return;
+	ev->uctx = ev->uctx != 0 ? ev->uctx : r->uctx;
+	ev->id = ev->id != 0 ? ev->id : rid_handle(r);
+	n = write(r->owner->ev_fd, ev, sizeof(*ev));
+	if (n == (ssize_t)sizeof(*ev))
+		CMC(EVENTS);
+	else
+		CMC(EVENTS_LOST);
+}
+
+static void
+emit_simple(struct rid *r, uint32_t type, int32_t status)
+{
+	struct droce_ctrl_cm_event ev = { .event = type, .status = status };
+
+	emit(r, &ev);
+}
+
+static void
+ev_pdata(struct droce_ctrl_cm_event *ev, const uint8_t *p, uint32_t len)
+{
+	if (p == NULL)
+		return;
+	len = DROCE_MIN(len, (uint32_t)DROCE_CTRL_CM_PDATA_MAX);
+	memcpy(ev->pdata, p, len);
+	ev->pdata_len = (uint8_t)len;
+}
+
+/* ---- addresses ---- */
+
+static bool
+gid_is_any(const uint8_t gid[16])
+{
+	static const uint8_t v4any[16] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(gid, (uint8_t[16]){ 0 }, 16) == 0 || memcmp(gid, v4any, 16) == 0;
+}
+
+static bool
+gid_is_ours(const uint8_t gid[16])
+{
+	const struct droce_dev_conf *conf = &g.d->conf;
+	unsigned int i;
+
+	for (i = 0; i < conf->n_gids; i++)
+		if (memcmp(conf->gid[i], gid, 16) == 0)
+			return true;
+	return false;
+}
+
+static int
+gid_index(const uint8_t gid[16])
+{
+	const struct droce_dev_conf *conf = &g.d->conf;
+	unsigned int i;
+
+	for (i = 0; i < conf->n_gids; i++)
+		if (memcmp(conf->gid[i], gid, 16) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Our address to reach @p dst from: the first of our GIDs of its family. */
+static bool
+pick_src(const uint8_t dst[16], uint8_t src[16])
+{
+	const struct droce_dev_conf *conf = &g.d->conf;
+	bool v4 = droce_gid_is_ipv4(dst);
+	unsigned int i;
+
+	if (gid_is_ours(dst)) {
+		memcpy(src, dst, 16);
+		return true;
+	}
+	for (i = 0; i < conf->n_gids; i++)
+		if (droce_gid_is_ipv4(conf->gid[i]) == v4) {
+			memcpy(src, conf->gid[i], 16);
+			return true;
+		}
+	return false;
+}
+
+static bool
+addr_ok(const struct droce_ctrl_cm_addr *a)
+{
+	if (a->family == AF_INET)
+		return droce_gid_is_ipv4(a->gid) || gid_is_any(a->gid);
+	return a->family == AF_INET6;
+}
+
+static bool
+port_taken(uint16_t ps, uint16_t port)
+{
+	unsigned int i;
+
+	for (i = 0; i < CM_MAX_IDS; i++)
+		if (g.rids[i].owner != NULL && g.rids[i].bound && !g.rids[i].passive &&
+		    g.rids[i].ps == ps && g.rids[i].src.port == port)
+			return true;
+	return false;
+}
+
+static int
+rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a)
+{
+	unsigned int tries;
+
+	if (r->bound)
+		return EINVAL;
+	if (!addr_ok(a))
+		return EAFNOSUPPORT;
+	if (!gid_is_any(a->gid) && !gid_is_ours(a->gid))
+		return EADDRNOTAVAIL;
+	r->src = *a;
+	if (a->port != 0) {
+		if (port_taken(r->ps, a->port))
+			return EADDRINUSE;
+	} else {
+		for (tries = 0; tries <= CM_PORT_LAST - CM_PORT_FIRST; tries++) {
+			uint16_t p = (uint16_t)(CM_PORT_FIRST + g.next_port++ %
+						(CM_PORT_LAST - CM_PORT_FIRST + 1));
+
+			if (!port_taken(r->ps, p)) {
+				r->src.port = p;
+				break;
+			}
+		}
+		if (r->src.port == 0)
+			return EADDRINUSE;
+	}
+	r->bound = true;
+	return 0;
+}
+
+/* The peer's MAC is known (or it is us): the address is resolved. */
+static void
+resolve_check(struct rid *r)
+{
+	uint8_t mac[6];
+	int ret;
+
+	if (gid_is_ours(r->dst.gid))
+		ret = 0;
+	else
+		ret = droced_port_ops.resolve(g.d, r->dst.gid, mac);
+	if (ret == 0) {
+		r->resolve_deadline = 0;
+		r->addr_resolved = true;
+		emit_simple(r, DROCE_CM_EVENT_ADDR_RESOLVED, 0);
+	} else if (ret != -EAGAIN && ret != -EHOSTUNREACH) {
+		r->resolve_deadline = 0;
+		emit_simple(r, DROCE_CM_EVENT_ADDR_ERROR, ret);
+	} else if (g.now >= r->resolve_deadline) {
+		r->resolve_deadline = 0;
+		emit_simple(r, DROCE_CM_EVENT_ADDR_ERROR, -ETIMEDOUT);
+	}
+}
+
+static int
+rid_resolve_addr(struct rid *r, const struct droce_ctrl_cm_resolve_addr_req *q)
+{
+	struct droce_ctrl_cm_addr src = q->src;
+	int ret;
+
+	if (!addr_ok(&q->dst) || gid_is_any(q->dst.gid) || droce_gid_is_mcast(q->dst.gid))
+		return EINVAL;
+	if (src.family == 0) {
+		src = r->bound ? r->src : (struct droce_ctrl_cm_addr){ .family = q->dst.family };
+	}
+	if (gid_is_any(src.gid) && !pick_src(q->dst.gid, src.gid))
+		return EADDRNOTAVAIL;
+	if (!r->bound) {
+		ret = rid_bind(r, &src);
+		if (ret != 0)
+			return ret;
+	} else {
+		memcpy(r->src.gid, src.gid, 16);	/* a bound any-address gets a real one */
+	}
+	r->dst = q->dst;
+	r->addr_resolved = false;
+	r->route_resolved = false;
+	r->resolve_deadline = g.now + (uint64_t)(q->timeout_ms ? q->timeout_ms : 2000) * 1000000;
+	resolve_check(r);
+	return 0;
+}
+
+/* ---- lib/cm ---- */
+
+static void
+cm_send(void *ctx, const struct droce_cm_addr *to, const uint8_t *mad)
+{
+	struct droced *d = ctx;
+
+	if (droce_dev_gsi_send(d->dev, to->local_gid, to->remote_gid, to->remote_qpn, to->tclass,
+			       to->hop_limit, mad, DROCE_MAD_BYTES) < 0)
+		CMC(GSI_TX_FAIL);	/* the CM's retransmission covers it */
+}
+
+/* A REQ for one of our listeners: a new rdma_cm id, and CONNECT_REQUEST. */
+static void
+req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event *e)
+{
+	const struct droce_cm_req_info *req = &e->msg->req;
+	struct droce_ctrl_cm_event ev = { .event = DROCE_CM_EVENT_CONNECT_REQUEST };
+	struct droce_cm_ip_info ip;
+	struct rid *c;
+	uint16_t reason = DROCE_CM_REJ_CONSUMER_DEFINED;
+
+	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, req->service_id, &ip) != 0) {
+		CMC(REQ_BAD_HDR);
+		goto reject;
+	}
+	if (!gid_is_any(l->src.gid) && memcmp(l->src.gid, ip.dst, 16) != 0) {
+		CMC(REQ_WRONG_IP);
+		reason = DROCE_CM_REJ_INVALID_SERVICE_ID;
+		goto reject;
+	}
+	c = rid_alloc(l->owner, l->uctx, l->ps, l->qp_type);
+	if (c == NULL) {
+		CMC(REQ_NO_ID);
+		reason = DROCE_CM_REJ_NO_RESOURCES;
+		goto reject;
+	}
+	c->passive = true;
+	c->bound = c->addr_resolved = c->route_resolved = true;
+	c->src.family = c->dst.family = ip.ip_version == 4 ? AF_INET : AF_INET6;
+	c->src.port = l->src.port;
+	memcpy(c->src.gid, ip.dst, 16);
+	c->dst.port = ip.src_port;
+	memcpy(c->dst.gid, ip.src, 16);
+	c->cmid = id;
+	c->peer_rr = (uint8_t)req->responder_resources;
+	c->peer_depth = (uint8_t)req->initiator_depth;
+	id->context = c;
+
+	ev.uctx = l->uctx;
+	ev.id = rid_handle(c);
+	ev.listen_id = rid_handle(l);
+	ev.qpn = req->local_qpn;
+	ev.responder_resources = (uint8_t)req->responder_resources;
+	ev.initiator_depth = (uint8_t)req->initiator_depth;
+	ev.rnr_retry_count = req->rnr_retry_count;
+	ev.retry_count = (uint8_t)req->retry_count;
+	ev.srq = req->srq;
+	ev.flow_control = (uint8_t)req->flow_control;
+	ev_pdata(&ev, e->pdata + DROCE_CMA_HDR_BYTES, e->pdata_len - DROCE_CMA_HDR_BYTES);
+	emit(c, &ev);
+	return;
+
+reject:
+	(void)droce_cm_reject(id, reason, NULL, 0, NULL, 0, g.now);
+	droce_cm_id_destroy(id, g.now);
+}
+
+static void
+cm_event(void *ctx, struct droce_cm_id *id, const struct droce_cm_event *e)
+{
+	struct rid *r = id->context;
+	struct droce_ctrl_cm_event ev = { 0 };
+
+	(void)ctx;
+	if (e->type == DROCE_CM_EV_REQ_RECEIVED) {
+		struct rid *l = e->listen->context;
+
+		if (l == NULL)
+			droce_cm_id_destroy(id, g.now);
+		else
+			req_received(l, id, e);
+		return;
+	}
+	if (r == NULL)
+		return;
+	switch (e->type) {
+	case DROCE_CM_EV_REP_RECEIVED: {
+		const struct droce_cm_rep_info *rep = &e->msg->rep;
+
+		ev.event = DROCE_CM_EVENT_CONNECT_RESPONSE;
+		ev.qpn = rep->local_qpn;
+		ev.responder_resources = rep->responder_resources;
+		ev.initiator_depth = rep->initiator_depth;
+		ev.rnr_retry_count = rep->rnr_retry_count;
+		ev.srq = rep->srq;
+		ev.flow_control = rep->flow_control;
+		ev_pdata(&ev, e->pdata, e->pdata_len);
+		break;
+	}
+	case DROCE_CM_EV_RTU_RECEIVED:
+		ev.event = DROCE_CM_EVENT_ESTABLISHED;
+		break;
+	case DROCE_CM_EV_REJ_RECEIVED:
+		ev.event = DROCE_CM_EVENT_REJECTED;
+		ev.status = e->msg->rej.reason;
+		ev_pdata(&ev, e->pdata, e->pdata_len);
+		break;
+	case DROCE_CM_EV_REQ_ERROR:
+		ev.event = DROCE_CM_EVENT_UNREACHABLE;
+		ev.status = -ETIMEDOUT;
+		break;
+	case DROCE_CM_EV_REP_ERROR:
+		ev.event = DROCE_CM_EVENT_CONNECT_ERROR;
+		ev.status = -ETIMEDOUT;
+		break;
+	case DROCE_CM_EV_DREQ_RECEIVED:
+	case DROCE_CM_EV_DREP_RECEIVED:
+	case DROCE_CM_EV_DREQ_ERROR:
+		ev.event = DROCE_CM_EVENT_DISCONNECTED;
+		break;
+	case DROCE_CM_EV_TIMEWAIT_EXIT:
+		ev.event = DROCE_CM_EVENT_TIMEWAIT_EXIT;
+		break;
+	default:
+		return;		/* MRA: the wait was extended; SIDR: not yet */
+	}
+	emit(r, &ev);
+}
+
+static const struct droce_cm_ops cm_ops = {
+	.send = cm_send,
+	.event = cm_event,
+	/* clients move their QPs themselves (CM_INIT_QP_ATTR) */
+};
+
+static void
+gsi_rx(void *arg, const struct droce_pkt *pkt, const uint8_t *payload, uint32_t len,
+       uint64_t now)
+{
+	struct droce_cm_addr from;
+
+	(void)arg;
+	memset(&from, 0, sizeof(from));
+	memcpy(from.local_gid, pkt->dgid, 16);
+	memcpy(from.remote_gid, pkt->sgid, 16);
+	from.remote_qpn = pkt->deth.sqpn;
+	from.pkey = pkt->pkey;
+	from.tclass = pkt->tclass;
+	from.flow_label = pkt->flow_label;
+	g.now = now;
+	(void)droce_cm_rx(&g.cm, &from, payload, len, now);	/* refusals are counted */
+}
+
+/* ---- QP attributes ---- */
+
+static int
+init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_rep *out)
+{
+	struct ibv_qp_attr *a = &out->attr;
+	struct droce_cm_qp_attr ca;
+	int idx;
+
+	memset(out, 0, sizeof(*out));
+	if (state == IBV_QPS_INIT) {
+		uint8_t rr = 0;
+
+		if (r->cmid != NULL)
+			rr = r->passive ? r->peer_depth : r->cmid->conn.responder_resources;
+		a->qp_state = IBV_QPS_INIT;
+		a->pkey_index = 0;
+		a->port_num = 1;
+		a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		if (rr > 0)
+			a->qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		out->mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+		if (r->qp_type == IBV_QPT_UD) {
+			a->qkey = 0x01234567;	/* RDMA_UDP_QKEY */
+			out->mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+		}
+		return 0;
+	}
+	if (r->cmid == NULL || (state != IBV_QPS_RTR && state != IBV_QPS_RTS))
+		return EINVAL;
+	if (droce_cm_qp_attr(r->cmid, state == IBV_QPS_RTR ? DROCE_CM_QP_RTR : DROCE_CM_QP_RTS,
+			     &ca) != 0)
+		return EINVAL;
+	if (state == IBV_QPS_RTR) {
+		idx = gid_index(ca.path.sgid);
+		if (idx < 0)
+			return EINVAL;
+		a->qp_state = IBV_QPS_RTR;
+		a->path_mtu = ca.path_mtu;
+		a->dest_qp_num = ca.dest_qpn;
+		a->rq_psn = ca.rq_psn;
+		a->max_dest_rd_atomic = r->passive ? r->peer_depth : ca.max_dest_rd_atomic;
+		a->min_rnr_timer = CM_MIN_RNR_TIMER;
+		a->ah_attr.is_global = 1;
+		memcpy(a->ah_attr.grh.dgid.raw, ca.path.dgid, 16);
+		a->ah_attr.grh.sgid_index = (uint8_t)idx;
+		a->ah_attr.grh.hop_limit = ca.path.hop_limit ? ca.path.hop_limit : 64;
+		a->ah_attr.grh.traffic_class = ca.path.tclass;
+		a->ah_attr.grh.flow_label = ca.path.flow_label;
+		a->ah_attr.port_num = 1;
+		out->mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		return 0;
+	}
+	a->qp_state = IBV_QPS_RTS;
+	a->sq_psn = r->psn;
+	a->timeout = ca.timeout;
+	a->retry_cnt = ca.retry_cnt;
+	a->rnr_retry = ca.rnr_retry;
+	a->max_rd_atomic = r->passive ? r->peer_rr : ca.max_rd_atomic;
+	out->mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	return 0;
+}
+
+/* ---- connect, accept ---- */
+
+static int
+rid_connect(struct rid *r, const struct droce_ctrl_cm_conn *q)
+{
+	struct droce_cm_req_param p;
+	struct droce_cm_ip_info ip;
+	uint8_t pdata[DROCE_CM_REQ_PDATA_BYTES];
+	int ret;
+
+	if (!r->route_resolved || r->passive || r->qp_type == IBV_QPT_UD)
+		return EINVAL;
+	if (q->pdata_len > DROCE_CM_IP_REQ_PDATA_MAX)
+		return EINVAL;
+	if (!droce_dev_qpn_of_pid(g.d->dev, q->qpn, r->owner->pid))
+		return EINVAL;
+	if (r->cmid != NULL && r->cmid->state != DROCE_CM_IDLE)
+		return EISCONN;
+	if (r->cmid == NULL) {
+		ret = droce_cm_id_create(&g.cm, r, &r->cmid);
+		if (ret < 0)
+			return ENOMEM;
+	}
+	memset(&ip, 0, sizeof(ip));
+	ip.ip_version = r->dst.family == AF_INET ? 4 : 6;
+	memcpy(ip.src, r->src.gid, 16);
+	memcpy(ip.dst, r->dst.gid, 16);
+	ip.src_port = r->src.port;
+	ip.dst_port = r->dst.port;
+	ip.ps = r->ps;
+	memset(pdata, 0, sizeof(pdata));
+	if (droce_cm_ip_hdr_build(&ip, pdata, sizeof(pdata)) < 0)
+		return EINVAL;
+	memcpy(pdata + DROCE_CMA_HDR_BYTES, q->pdata, q->pdata_len);
+
+	memset(&p, 0, sizeof(p));
+	p.service_id = droce_cm_ip_service_id(r->ps, r->dst.port);
+	memcpy(p.path.sgid, r->src.gid, 16);
+	memcpy(p.path.dgid, r->dst.gid, 16);
+	p.path.hop_limit = 64;
+	p.path.pkey = 0xffff;
+	p.path.mtu = (uint8_t)droce_dev_active_mtu(g.d->dev);
+	p.path.packet_life_time = CM_PACKET_LIFETIME;
+	p.path.local_ack_timeout = CM_PACKET_LIFETIME + 1;
+	p.qpn = q->qpn;
+	p.transport = r->qp_type == IBV_QPT_UC ? DROCE_CM_TRANSPORT_UC : DROCE_CM_TRANSPORT_RC;
+	p.starting_psn = r->psn;
+	p.responder_resources = q->responder_resources;
+	p.initiator_depth = q->initiator_depth;
+	p.remote_cm_response_timeout = CM_RESPONSE_TIMEOUT;
+	p.local_cm_response_timeout = CM_RESPONSE_TIMEOUT;
+	p.retry_count = q->retry_count & 7;
+	p.rnr_retry_count = q->rnr_retry_count & 7;
+	p.max_cm_retries = CM_MAX_RETRIES;
+	p.srq = q->srq != 0;
+	p.flow_control = q->flow_control != 0;
+	p.pdata = pdata;
+	p.pdata_len = (uint8_t)(DROCE_CMA_HDR_BYTES + q->pdata_len);
+	ret = droce_cm_connect(r->cmid, &p, g.now);
+	return ret < 0 ? -ret : 0;
+}
+
+static int
+rid_accept(struct rid *r, const struct droce_ctrl_cm_conn *q)
+{
+	struct droce_cm_rep_param p;
+	int ret;
+
+	if (!r->passive || r->cmid == NULL || q->pdata_len > DROCE_CM_IP_REP_PDATA_MAX)
+		return EINVAL;
+	if (!droce_dev_qpn_of_pid(g.d->dev, q->qpn, r->owner->pid))
+		return EINVAL;
+	memset(&p, 0, sizeof(p));
+	p.qpn = q->qpn;
+	p.starting_psn = r->psn;
+	p.responder_resources = q->responder_resources;
+	p.initiator_depth = q->initiator_depth;
+	p.target_ack_delay = 0;
+	p.rnr_retry_count = q->rnr_retry_count & 7;
+	p.srq = q->srq != 0;
+	p.flow_control = q->flow_control != 0;
+	p.pdata = q->pdata;
+	p.pdata_len = q->pdata_len;
+	ret = droce_cm_accept(r->cmid, &p, g.now);
+	return ret < 0 ? -ret : 0;
+}
+
+/* ---- requests ---- */
+
+static struct cm_client *
+client_find(struct droce_client *cl)
+{
+	unsigned int i;
+
+	for (i = 0; i < CM_MAX_CLIENTS; i++)
+		if (g.clients[i].cl == cl)
+			return &g.clients[i];
+	return NULL;
+}
+
+static int
+cm_hello(struct droce_client *cl, const struct droce_ctrl_cm_hello_req *q, int fd,
+	 struct droce_ctrl_cm_hello_rep *rep)
+{
+	struct cm_client *c;
+
+	if (fd < 0 || client_find(cl) != NULL)
+		return -EPROTO;
+	c = client_find(NULL);
+	if (c == NULL)
+		return EMFILE;
+	c->ev_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (c->ev_fd < 0)
+		return EMFILE;
+	(void)fcntl(c->ev_fd, F_SETFL, O_NONBLOCK);	/* a client that does not read loses its own */
+	c->cl = cl;
+	c->pid = droce_dev_client_pid(cl);	/* the kernel's word, not the client's */
+	(void)q;
+	rep->node_guid = htobe64(g.d->conf.node_guid);
+	return 0;
+}
+
+static const uint32_t cm_req_len[] = {
+#define L(sym, type) [DROCE_CTRL_##sym - DROCE_CTRL_CM_BASE] = sizeof(type),
+	L(CM_HELLO, struct droce_ctrl_cm_hello_req)
+	L(CM_CREATE_ID, struct droce_ctrl_cm_create_id_req)
+	L(CM_DESTROY_ID, struct droce_ctrl_cm_id)
+	L(CM_BIND, struct droce_ctrl_cm_bind_req)
+	L(CM_RESOLVE_ADDR, struct droce_ctrl_cm_resolve_addr_req)
+	L(CM_RESOLVE_ROUTE, struct droce_ctrl_cm_id)
+	L(CM_LISTEN, struct droce_ctrl_cm_id)
+	L(CM_CONNECT, struct droce_ctrl_cm_conn)
+	L(CM_ACCEPT, struct droce_ctrl_cm_conn)
+	L(CM_REJECT, struct droce_ctrl_cm_conn)
+	L(CM_DISCONNECT, struct droce_ctrl_cm_id)
+	L(CM_ESTABLISH, struct droce_ctrl_cm_id)
+	L(CM_INIT_QP_ATTR, struct droce_ctrl_cm_init_qp_attr_req)
+	L(CM_QUERY, struct droce_ctrl_cm_id)
+#undef L
+};
+
+_Static_assert(DROCE_DIM(cm_req_len) == DROCE_CTRL_CM_END - DROCE_CTRL_CM_BASE,
+	       "a length for every CM message");
+
+int
+droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_ctrl_hdr *hdr,
+		  const void *body, const int *fds, unsigned int nfds, void *rep,
+		  uint32_t *rep_len)
+{
+	const struct droce_ctrl_cm_id *h = body;
+	struct cm_client *c;
+	struct rid *r = NULL;
+	int ret;
+
+	(void)d;
+	*rep_len = 0;
+	g.now = droce_now_ns();
+	if (!droce_ctrl_is_cm(hdr->type) || hdr->len != cm_req_len[hdr->type - DROCE_CTRL_CM_BASE])
+		return -EPROTO;
+	if (hdr->type == DROCE_CTRL_CM_HELLO) {
+		*rep_len = sizeof(struct droce_ctrl_cm_hello_rep);
+		return cm_hello(cl, body, nfds > 0 ? fds[0] : -1, rep);
+	}
+	c = client_find(cl);
+	if (c == NULL)
+		return -EPROTO;		/* CM_HELLO comes first */
+	if (hdr->type == DROCE_CTRL_CM_CREATE_ID) {
+		const struct droce_ctrl_cm_create_id_req *q = body;
+		struct droce_ctrl_cm_id *out = rep;
+
+		if (q->ps != DROCE_RDMA_PS_TCP && q->ps != DROCE_RDMA_PS_UDP &&
+		    q->ps != DROCE_RDMA_PS_IB && q->ps != DROCE_RDMA_PS_IPOIB)
+			return EPROTONOSUPPORT;
+		if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC &&
+		    q->qp_type != IBV_QPT_UD)
+			return EINVAL;
+		r = rid_alloc(c, q->uctx, (uint16_t)q->ps, q->qp_type);
+		if (r == NULL)
+			return ENOMEM;
+		memset(out, 0, sizeof(*out));
+		out->id = rid_handle(r);
+		*rep_len = sizeof(*out);
+		return 0;
+	}
+	/* every other message names an id first */
+	r = rid_get(c, h->id);
+	if (r == NULL)
+		return EINVAL;
+
+	switch (hdr->type) {
+	case DROCE_CTRL_CM_DESTROY_ID:
+		rid_free(r);
+		return 0;
+	case DROCE_CTRL_CM_BIND: {
+		const struct droce_ctrl_cm_bind_req *q = body;
+		struct droce_ctrl_cm_bind_rep *out = rep;
+
+		ret = rid_bind(r, &q->addr);
+		if (ret == 0) {
+			out->addr = r->src;
+			*rep_len = sizeof(*out);
+		}
+		return ret;
+	}
+	case DROCE_CTRL_CM_RESOLVE_ADDR:
+		return rid_resolve_addr(r, body);
+	case DROCE_CTRL_CM_RESOLVE_ROUTE:
+		if (!r->addr_resolved)
+			return EINVAL;
+		r->route_resolved = true;	/* one port, one hop: the address said it all */
+		emit_simple(r, DROCE_CM_EVENT_ROUTE_RESOLVED, 0);
+		return 0;
+	case DROCE_CTRL_CM_LISTEN:
+		if (r->qp_type == IBV_QPT_UD || r->passive || r->cmid != NULL)
+			return EINVAL;
+		if (!r->bound) {
+			struct droce_ctrl_cm_addr any = { .family = AF_INET6 };
+
+			ret = rid_bind(r, &any);
+			if (ret != 0)
+				return ret;
+		}
+		ret = droce_cm_id_create(&g.cm, r, &r->cmid);
+		if (ret < 0)
+			return ENOMEM;
+		ret = droce_cm_listen(r->cmid, droce_cm_ip_service_id(r->ps, r->src.port), 0,
+				      h->arg);
+		if (ret < 0) {
+			droce_cm_id_destroy(r->cmid, g.now);
+			r->cmid = NULL;
+			return -ret;
+		}
+		return 0;
+	case DROCE_CTRL_CM_CONNECT:
+		return rid_connect(r, body);
+	case DROCE_CTRL_CM_ACCEPT:
+		return rid_accept(r, body);
+	case DROCE_CTRL_CM_REJECT: {
+		const struct droce_ctrl_cm_conn *q = body;
+
+		if (r->cmid == NULL || q->pdata_len > DROCE_CM_IP_REJ_PDATA_MAX)
+			return EINVAL;
+		ret = droce_cm_reject(r->cmid, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, q->pdata,
+				      q->pdata_len, g.now);
+		return ret < 0 ? -ret : 0;
+	}
+	case DROCE_CTRL_CM_DISCONNECT:
+		if (r->cmid == NULL)
+			return ENOTCONN;
+		ret = droce_cm_disconnect(r->cmid, NULL, 0, g.now);
+		return ret < 0 ? ENOTCONN : 0;
+	case DROCE_CTRL_CM_ESTABLISH:
+		if (r->cmid == NULL)
+			return EINVAL;
+		ret = r->passive ? droce_cm_establish(r->cmid, g.now) :
+				   droce_cm_send_rtu(r->cmid, NULL, 0, g.now);
+		return ret < 0 ? -ret : 0;
+	case DROCE_CTRL_CM_INIT_QP_ATTR: {
+		const struct droce_ctrl_cm_init_qp_attr_req *q = body;
+
+		ret = init_qp_attr(r, q->qp_state, rep);
+		if (ret == 0)
+			*rep_len = sizeof(struct droce_ctrl_cm_init_qp_attr_rep);
+		return ret;
+	}
+	case DROCE_CTRL_CM_QUERY: {
+		struct droce_ctrl_cm_query_rep *out = rep;
+
+		memset(out, 0, sizeof(*out));
+		out->src = r->src;
+		out->dst = r->dst;
+		memcpy(out->sgid, r->src.gid, 16);
+		memcpy(out->dgid, r->dst.gid, 16);
+		out->pkey = 0xffff;
+		out->mtu = (uint8_t)droce_dev_active_mtu(g.d->dev);
+		out->hop_limit = 64;
+		out->route_resolved = r->route_resolved;
+		out->ps = r->ps;
+		out->qp_type = r->qp_type;
+		*rep_len = sizeof(*out);
+		return 0;
+	}
+	default:
+		return EOPNOTSUPP;
+	}
+}
+
+void
+droced_cm_client_gone(struct droced *d, struct droce_client *cl)
+{
+	struct cm_client *c = client_find(cl);
+	unsigned int i;
+
+	(void)d;
+	if (c == NULL || cl == NULL)
+		return;
+	g.now = droce_now_ns();
+	/* its peers get a REJ or a DREQ: lib/cm ends what was under way */
+	for (i = 0; i < CM_MAX_IDS; i++)
+		if (g.rids[i].owner == c)
+			rid_free(&g.rids[i]);
+	close(c->ev_fd);
+	memset(c, 0, sizeof(*c));
+	c->ev_fd = -1;
+}
+
+unsigned int
+droced_cm_poll(struct droced *d, uint64_t now)
+{
+	uint64_t next = droce_cm_next_timer(&g.cm);
+	unsigned int i;
+
+	(void)d;
+	g.now = now;
+	if (next != 0 && now >= next)
+		droce_cm_timer(&g.cm, now);
+	if (now >= g.next_resolve) {
+		g.next_resolve = now + CM_RESOLVE_NS;
+		for (i = 0; i < CM_MAX_IDS; i++)
+			if (g.rids[i].owner != NULL && g.rids[i].resolve_deadline != 0)
+				resolve_check(&g.rids[i]);
+	}
+	return 0;
+}
+
+unsigned int
+droced_cm_counters(const char **names, uint64_t *values, unsigned int max)
+{
+	unsigned int n = 0, i;
+	uint64_t ids = 0, listeners = 0;
+
+	for (i = 0; i < CM_MAX_IDS; i++) {
+		ids += g.rids[i].owner != NULL;
+		listeners += g.rids[i].cmid != NULL && g.rids[i].cmid->state == DROCE_CM_LISTEN;
+	}
+	/* gauges first: tests wait for a listener before starting a client */
+	if (n + 2 <= max) {
+		names[n] = "IDS";
+		values[n++] = ids;
+		names[n] = "LISTENERS";
+		values[n++] = listeners;
+	}
+
+	for (i = 0; i < CMC_COUNT && n < max; i++, n++) {
+		names[n] = cm_counter_name[i];
+		values[n] = g.cnt[i];
+	}
+	for (i = 0; i < DROCE_CM_CNT_COUNT && n < max; i++, n++) {
+		names[n] = droce_cm_counter_name[i];
+		values[n] = g.cm.cnt[i];
+	}
+	for (i = 1; i < DROCE_CM_DROP_COUNT && n < max; i++, n++) {
+		names[n] = droce_cm_drop_name((enum droce_cm_drop)i);
+		values[n] = g.cm.drops[i];
+	}
+	return n;
+}
+
+int
+droced_cm_init(struct droced *d)
+{
+	struct droce_cm_config cfg = {
+		.ca_guid = d->conf.node_guid,
+		.comm_id_seed = (uint32_t)random(),
+		.mra_service_timeout = CM_MRA_TIMEOUT,
+	};
+	unsigned int i;
+	int ret;
+
+	g.d = d;
+	srandom((unsigned int)(droce_now_ns() ^ (uint64_t)getpid()));	/* comm IDs, PSNs, ports */
+	for (i = 0; i < CM_MAX_CLIENTS; i++)
+		g.clients[i].ev_fd = -1;
+	g.next_port = (uint16_t)random();
+	ret = droce_cm_init(&g.cm, &cfg, g.ids, CM_MAX_IDS, &cm_ops, d);
+	if (ret < 0)
+		return ret;
+	droce_dev_gsi_set(d->dev, gsi_rx, d);
+	return 0;
+}

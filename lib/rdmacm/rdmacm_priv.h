@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+#ifndef DROCE_RDMACM_PRIV_H
+#define DROCE_RDMACM_PRIV_H
+
+/*
+ * Internals of droce's librdmacm.so.1. Nothing here is exported: the library
+ * is built with hidden visibility and RDMACM_EXPORT marks the API, whose
+ * version nodes come from librdmacm.map (rdma-core 44's).
+ *
+ * It speaks to droced's connection manager with the CM messages of
+ * droce_ctrl_cm.h, one control connection per event channel, and uses
+ * only the public libibverbs API (droce's verbs shim, under droce-run).
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "droce_ctrl_cm.h"
+
+#define RDMACM_EXPORT __attribute__((visibility("default")))
+
+/* rdma_* calls: 0, or -1 with errno set. */
+static inline int
+rdmacm_err(int err)
+{
+	errno = err;
+	return -1;
+}
+
+/** An event channel: the public struct first (its fd is the event pipe). */
+struct rdmacm_chan {
+	struct rdma_event_channel ch;
+	int sock;			/* control connection to droced */
+	pthread_mutex_t lock;		/* one call at a time on sock; the id list */
+	struct rdmacm_id *ids;
+};
+
+/** An rdma_cm id: the public struct first. */
+struct rdmacm_id {
+	struct rdma_cm_id id;
+	uint32_t handle;		/* droced's */
+	struct rdmacm_chan *chan;
+	bool own_chan;			/* created for a NULL channel */
+	struct ibv_sa_path_rec path;
+	/* what the peer offered, for rdma_accept(NULL) and the QP */
+	uint8_t peer_rr, peer_depth;
+	/* what we asked for, for RTR and RTS */
+	uint8_t resp_res, init_depth;
+	struct rdmacm_id *next;
+};
+
+/** An event: the public struct first, its private data after. */
+struct rdmacm_event {
+	struct rdma_cm_event ev;
+	uint8_t pdata[DROCE_CTRL_CM_PDATA_MAX];
+};
+
+#endif /* DROCE_RDMACM_PRIV_H */
