@@ -174,6 +174,8 @@ struct droce_dev {
 	uint32_t loop_head, loop_tail;
 	uint64_t polls;
 	uint64_t cnt[DROCE_DEV_CNT_COUNT];
+	/* transport counters of destroyed QPs: the device's totals outlive them */
+	uint64_t tqp_dead[DROCE_TQP_CNT_COUNT];
 };
 
 #define DEV_CNT(dev, sym) ((dev)->cnt[DROCE_DEV_CNT_##sym]++)

@@ -686,7 +686,11 @@ group_gone(const uint8_t mgid[16], void *arg)
 void
 dev_qp_free(struct droce_dev *dev, struct dev_qp *qp)
 {
+	unsigned int c;
+
 	droce_mcast_detach_all(dev->mcast, qp, group_gone, dev);
+	for (c = 0; c < DROCE_TQP_CNT_COUNT; c++)
+		dev->tqp_dead[c] += qp->tqp.cnt[c];
 	dev->qpn[qp->tqp.attr.qpn - DEV_QPN_BASE] = NULL;
 	dev->live[qp->live_idx] = dev->live[--dev->n_live];
 	dev->live[qp->live_idx]->live_idx = qp->live_idx;
