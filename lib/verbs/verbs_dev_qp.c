@@ -211,6 +211,7 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 	s->imm_data = (c->wc_flags & IBV_WC_WITH_INV) ? c->invalidated_rkey : c->imm;
 	s->qp_num = c->qp_num;
 	s->src_qp = c->src_qp;
+	s->sl = c->sl;
 	s->wc_flags = c->wc_flags;
 	s->timestamp = cqe_now_ns(CLOCK_MONOTONIC);
 	s->wallclock = cqe_now_ns(CLOCK_REALTIME);
