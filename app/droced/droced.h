@@ -80,6 +80,14 @@ void droced_port_watch(struct droced *d, uint64_t now);
 void droced_port_close(struct droced *d);
 /* Received frames the parser refused, by DROCE_WIRE_DROPS reason. Worker. */
 const uint64_t *droced_port_wire_drops(void);
+
+/* RoCEv2 frames (Ethernet header to ICRC) on the wire since start; loopback not. */
+struct droced_roce_counts {
+	uint64_t rx_pkts, rx_bytes;	/* parsed as RoCEv2, handed to the device */
+	uint64_t tx_pkts, tx_bytes;	/* built and queued to the port */
+};
+/* Worker. */
+const struct droced_roce_counts *droced_port_roce_counts(void);
 extern const struct droce_dev_port_ops droced_port_ops;
 
 /*
@@ -97,6 +105,16 @@ void droced_cm_client_gone(struct droced *d, struct droce_client *cl);
 unsigned int droced_cm_poll(struct droced *d, uint64_t now);
 /* Counter names and values, the daemon's then lib/cm's then the parser's drops. */
 unsigned int droced_cm_counters(const char **names, uint64_t *values, unsigned int max);
+
+/*
+ * The Linux-shaped view of the device (droced_sysfs.c): a sysfs-like tree
+ * at <socket>.sysfs that droce-run mounts over /sys/class and
+ * /dev/infiniband. Written at start; port state and counters refreshed
+ * once a second by the control thread.
+ */
+int droced_sysfs_init(struct droced *d, const struct droce_dev_conf *conf);
+void droced_sysfs_tick(struct droced *d);
+void droced_sysfs_remove(struct droced *d);
 
 /* DPDK telemetry commands (/droce/...). */
 void droced_telemetry_init(struct droced *d);

@@ -277,6 +277,7 @@ droced_ctrl_thread(void *arg)
 			if (conns[i].fd >= 0)
 				n = i + 2;
 		}
+		droced_sysfs_tick(d);
 		if (poll(pfd, n, 200) <= 0)
 			continue;
 		if (pfd[0].revents & POLLIN)

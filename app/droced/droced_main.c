@@ -137,6 +137,8 @@ main(int argc, char **argv)
 	droced_port_settle(d);	/* clients (perftest) refuse a port that is not ACTIVE */
 	if (droced_ctrl_listen(d) < 0)
 		return 1;
+	if (droced_sysfs_init(d, &conf) < 0)
+		return 1;
 	droced_telemetry_init(d);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -154,6 +156,7 @@ main(int argc, char **argv)
 	droce_dev_fatal(d->dev);	/* clients learn the device is gone */
 	pthread_join(ctrl, NULL);
 	unlink(d->opts.socket_path);
+	droced_sysfs_remove(d);
 	droce_dev_destroy(d->dev);
 	droced_port_close(d);
 	rte_eal_cleanup();

@@ -29,6 +29,7 @@ struct port_state {
 	struct rte_mbuf *tx[BURST];
 	unsigned int n_tx;
 	uint64_t rx_bad[DROCE_WIRE_DROP_COUNT];
+	struct droced_roce_counts roce;
 	uint64_t next_link_check;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 };
@@ -118,6 +119,12 @@ droced_port_wire_drops(void)
 	return ps.rx_bad;
 }
 
+const struct droced_roce_counts *
+droced_port_roce_counts(void)
+{
+	return &ps.roce;
+}
+
 void
 droced_port_close(struct droced *d)
 {
@@ -146,9 +153,11 @@ droced_port_rx(struct droced *d, uint64_t now)
 			frame = rte_pktmbuf_read(m, 0, len, ps.linear);
 		}
 		r = droce_pkt_parse(&pkt, frame, len, len);
-		if (r == DROCE_WIRE_OK)
+		if (r == DROCE_WIRE_OK) {
+			ps.roce.rx_pkts++;
+			ps.roce.rx_bytes += len;
 			droce_dev_rx(d->dev, &pkt, frame, now);
-		else
+		} else
 			ps.rx_bad[r]++;
 		rte_pktmbuf_free(m);
 	}
@@ -184,6 +193,8 @@ port_frame_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, un
 	}
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
+	ps.roce.tx_pkts++;
+	ps.roce.tx_bytes += (uint64_t)len;
 	ps.tx[ps.n_tx++] = m;
 	if (ps.n_tx == BURST)
 		droced_port_flush(arg);

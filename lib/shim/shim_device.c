@@ -130,9 +130,12 @@ shim_device_new(const char *path, const struct droce_ctrl_hello_rep *rep)
 	sdev->dev.transport_type = IBV_TRANSPORT_IB;
 	snprintf(sdev->dev.name, sizeof(sdev->dev.name), "%s",
 		 rep->dev_name[0] != '\0' ? rep->dev_name : "droce0");
-	snprintf(sdev->dev.dev_name, sizeof(sdev->dev.dev_name), "droce_%.50s",
-		 sdev->dev.name);
-	/* Nothing lives there: sysfs reads (board_id, ...) fail cleanly. */
+	/*
+	 * As the kernel names a device's verbs node: one device per daemon, so
+	 * uverbs0. droce-run's view (droced_sysfs.c) has /dev/infiniband/uverbs0
+	 * and these sysfs paths; without it, reads there fail cleanly.
+	 */
+	snprintf(sdev->dev.dev_name, sizeof(sdev->dev.dev_name), "uverbs0");
 	snprintf(sdev->dev.dev_path, sizeof(sdev->dev.dev_path),
 		 "/sys/class/infiniband_verbs/%s", sdev->dev.dev_name);
 	snprintf(sdev->dev.ibdev_path, sizeof(sdev->dev.ibdev_path),

@@ -116,6 +116,7 @@ struct droce_cqe {
 	uint32_t invalidated_rkey;	/**< IBV_WC_WITH_INV */
 	uint32_t qp_num;
 	uint32_t src_qp;		/**< UD */
+	uint8_t sl;			/**< UD: the L3 header type (resp_complete_recv) */
 	uint32_t wc_flags;		/**< enum ibv_wc_flags */
 	uint32_t vendor_err;
 	bool solicited;			/**< the message asked for a solicited event */

@@ -86,8 +86,16 @@ resp_complete_recv(struct droce_tqp *qp, uint32_t status, uint32_t opcode, uint3
 		c.imm = pkt->imm;
 	if (pkt != NULL && (wc_flags & IBV_WC_WITH_INV))
 		c.invalidated_rkey = pkt->ieth_rkey;
-	if (pkt != NULL && qp->attr.type == IBV_QPT_UD)
+	if (pkt != NULL && qp->attr.type == IBV_QPT_UD) {
 		c.src_qp = pkt->deth.sqpn;
+		/*
+		 * RoCEv2 carries no SL. As Mellanox adapters do (their CQE's SL of
+		 * a RoCE UD receive is the L3 header type: 1 IPv6, 2 IPv4), say
+		 * which header fills the GRH area: UCX's UD finds the destination
+		 * address there by it, and drops what does not match its GIDs.
+		 */
+		c.sl = (pkt->flags & DROCE_PKT_F_IPV6) ? 1 : 2;
+	}
 	c.solicited = pkt != NULL && pkt->se;
 	qp->resp.have_rwqe = false;
 	tqp_cq_push(qp, true, &c);

@@ -184,11 +184,16 @@ extern const char *const droce_dev_counter_name[DROCE_DEV_CNT_COUNT];
 /** Snapshot of the counters and object counts (for droce-ctl, tests). */
 struct droce_dev_stats {
 	uint64_t cnt[DROCE_DEV_CNT_COUNT];
-	uint64_t tqp_cnt[DROCE_TQP_CNT_COUNT];	/**< summed over live QPs */
+	/** the device's life: live QPs plus every QP destroyed before */
+	uint64_t tqp_cnt[DROCE_TQP_CNT_COUNT];
 	uint32_t clients, pds, mrs, mws, cqs, srqs, qps, ahs, mcast_groups;
 };
 
 void droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st);
+
+/** What QUERY_DEVICE and QUERY_PORT answer (port 1), for droced's sysfs view. */
+void droce_dev_query(const struct droce_dev *dev, struct ibv_device_attr *attr,
+		     struct ibv_port_attr *port);
 
 /**
  * Describe every client and its objects, one line each ("client 3 pid 812

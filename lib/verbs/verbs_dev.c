@@ -1100,10 +1100,19 @@ droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st)
 	st->qps = dev->nobj[OBJ_QP];
 	st->ahs = dev->nobj[OBJ_AH];
 	st->mcast_groups = droce_mcast_groups(dev->mcast);
+	memcpy(st->tqp_cnt, dev->tqp_dead, sizeof(st->tqp_cnt));
 	for (i = 0; i < DEV_MAX_QP; i++)
 		if (dev->qpn[i] != NULL)
 			for (k = 0; k < DROCE_TQP_CNT_COUNT; k++)
 				st->tqp_cnt[k] += dev->qpn[i]->tqp.cnt[k];
+}
+
+void
+droce_dev_query(const struct droce_dev *dev, struct ibv_device_attr *attr,
+		struct ibv_port_attr *port)
+{
+	*attr = dev->attr;
+	*port = dev->port;
 }
 
 unsigned int

@@ -176,6 +176,8 @@ struct droce_dev {
 	droce_gsi_rx_fn gsi_rx;		/* QP1's MADs go to the daemon's CM */
 	void *gsi_arg;
 	uint64_t cnt[DROCE_DEV_CNT_COUNT];
+	/* transport counters of destroyed QPs: the device's totals outlive them */
+	uint64_t tqp_dead[DROCE_TQP_CNT_COUNT];
 };
 
 #define DEV_CNT(dev, sym) ((dev)->cnt[DROCE_DEV_CNT_##sym]++)

@@ -211,6 +211,7 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 	s->imm_data = (c->wc_flags & IBV_WC_WITH_INV) ? c->invalidated_rkey : c->imm;
 	s->qp_num = c->qp_num;
 	s->src_qp = c->src_qp;
+	s->sl = c->sl;
 	s->wc_flags = c->wc_flags;
 	s->timestamp = cqe_now_ns(CLOCK_MONOTONIC);
 	s->wallclock = cqe_now_ns(CLOCK_REALTIME);
@@ -773,7 +774,11 @@ group_gone(const uint8_t mgid[16], void *arg)
 void
 dev_qp_free(struct droce_dev *dev, struct dev_qp *qp)
 {
+	unsigned int c;
+
 	droce_mcast_detach_all(dev->mcast, qp, group_gone, dev);
+	for (c = 0; c < DROCE_TQP_CNT_COUNT; c++)
+		dev->tqp_dead[c] += qp->tqp.cnt[c];
 	dev->qpn[qp->tqp.attr.qpn - DEV_QPN_BASE] = NULL;
 	dev->live[qp->live_idx] = dev->live[--dev->n_live];
 	dev->live[qp->live_idx]->live_idx = qp->live_idx;

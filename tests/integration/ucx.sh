@@ -1,0 +1,137 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# ucx.sh BUILD_DIR: Debian's UCX, unmodified, on droce across the namespace
+# pair, through droce-run and its Linux view (droced_sysfs.c):
+#   1. the view: /dev/infiniband/uverbs0 is a character device, the sysfs
+#      tree agrees with ibv_devinfo -v (node GUID, port state, GIDs, types,
+#      netdevs), device/net/<if> leads to the interface;
+#   2. ucx_info -d lists droce0:1 with rc_verbs and ud_verbs;
+#   3. ucx_perftest tag_lat, tag_bw, ucp_put_bw, ucp_get, ucp_am_bw with
+#      UCX_TLS=rc_v and ud_v, the registration cache forced on
+#      (UCX_IB_RCACHE=yes): server on side B, client on side A; both must
+#      exit 0 and the client must report its final line with every iteration;
+#   4. the counters afterwards: device-lifetime (every QP is gone by then),
+#      equal to droce-ctl's, port_*_data in 4-byte words.
+# Skips (77) only without root or without UCX (ucx-utils).
+set -u
+
+. "$(dirname "$0")/common.sh"
+
+for p in ucx_info ucx_perftest; do
+	command -v $p >/dev/null 2>&1 || { echo "UCX is not installed ($p: apt-get install ucx-utils)"; exit 77; }
+done
+pair_up "$1"
+
+fails=0
+fail() {
+	echo "FAIL $*"
+	fails=$((fails + 1))
+}
+ok() {
+	echo "ok   $*"
+}
+
+# ---- 1. the view ----
+sysdev=/sys/class/infiniband/$DROCE_DEV
+ifa=dra$DROCE_TAG
+$DROCE_RUN_A sh -c "test -c /dev/infiniband/uverbs0 && test -r /dev/infiniband/uverbs0 &&
+	test -w /dev/infiniband/uverbs0" && ok "/dev/infiniband/uverbs0 is a character device" ||
+	fail "/dev/infiniband/uverbs0 is not a readable, writable character device"
+devinfo=$($DROCE_RUN_A ibv_devinfo -v) || fail "ibv_devinfo -v"
+view() {	# FILE under the device's sysfs directory, read through droce-run
+	$DROCE_RUN_A cat "$sysdev/$1" 2>/dev/null
+}
+want=$(echo "$devinfo" | awk '$1 == "node_guid:" { print $2 }')
+[ -n "$want" ] && [ "$(view node_guid)" = "$want" ] && ok "node_guid $want" ||
+	fail "node_guid: sysfs '$(view node_guid)', ibv_devinfo '$want'"
+[ "$(view node_type)" = "1: CA" ] && ok "node_type" || fail "node_type '$(view node_type)'"
+want=$(echo "$devinfo" | awk '$1 == "state:" { print $3 }' | tr -d '()')
+[ "$(view ports/1/state)" = "$want: ACTIVE" ] && ok "port state" ||
+	fail "ports/1/state '$(view ports/1/state)', ibv_devinfo $want"
+[ "$(view ports/1/link_layer)" = Ethernet ] && ok "link_layer" || fail "link_layer"
+# every GID: the same address as ibv_devinfo's (which compresses it), RoCE v2, on the veth
+echo "$devinfo" | sed -n 's/.*GID\[ *\([0-9]*\)\]:[[:space:]]*\([^,]*\),.*/\1 \2/p' >"$DROCE_STATE/gids"
+[ -s "$DROCE_STATE/gids" ] || fail "ibv_devinfo -v lists no GID"
+while read -r idx addr; do
+	got=$(view "ports/1/gids/$idx")
+	/usr/bin/python3 -c 'import ipaddress, sys; sys.exit(ipaddress.ip_address(sys.argv[1]) != ipaddress.ip_address(sys.argv[2]))' \
+		"$got" "$addr" 2>/dev/null && ok "gids/$idx $got" || fail "gids/$idx '$got', ibv_devinfo $addr"
+	[ "$(view "ports/1/gid_attrs/types/$idx")" = "RoCE v2" ] || fail "gid_attrs/types/$idx"
+	[ "$(view "ports/1/gid_attrs/ndevs/$idx")" = "$ifa" ] || fail "gid_attrs/ndevs/$idx"
+done <"$DROCE_STATE/gids"
+$DROCE_RUN_A test -r "$sysdev/device/net/$ifa/address" && ok "device/net/$ifa" ||
+	fail "device/net/$ifa does not lead to the interface"
+[ "$($DROCE_RUN_A cat /sys/class/infiniband_verbs/uverbs0/ibdev)" = "$DROCE_DEV" ] &&
+	ok "infiniband_verbs/uverbs0/ibdev" || fail "infiniband_verbs/uverbs0/ibdev"
+# a non-root user gets the same view (through a user namespace)
+[ "$(ip netns exec "$DROCE_NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	"$build/app/run/droce-run" --socket "$DROCE_STATE/A.sock" cat "$sysdev/ports/1/state")" = "4: ACTIVE" ] &&
+	ok "the view as uid 65534" || fail "uid 65534 does not get the view"
+# outside droce-run nothing changed
+[ ! -e "$sysdev" ] || fail "$sysdev exists outside droce-run"
+
+# ---- 2. ucx_info ----
+export UCX_NET_DEVICES="$DROCE_DEV:1"
+info=$($DROCE_RUN_A ucx_info -d) || fail "ucx_info -d exited $?"
+for tl in rc_verbs ud_verbs; do
+	echo "$info" | awk -v tl="$tl" -v dev="$DROCE_DEV:1" '
+		/Transport:/ { t = $3 } /Device:/ && t == tl && $3 == dev { found = 1 }
+		END { exit !found }' && ok "ucx_info -d: $tl on $DROCE_DEV:1" ||
+		fail "ucx_info -d does not list $tl on $DROCE_DEV:1"
+done
+
+# ---- 3. ucx_perftest ----
+export UCX_IB_RCACHE=yes	# registration cache on; UCX fails if it cannot have it
+port=13400
+for tls in rc_v ud_v; do
+	for t in tag_lat tag_bw ucp_put_bw ucp_get ucp_am_bw; do
+		port=$((port + 1))
+		n=1000 s=8
+		case $t in *_bw | ucp_get) n=200 s=65536 ;; esac
+		srv_log=$DROCE_STATE/ucx-srv-$tls-$t.log cli_log=$DROCE_STATE/ucx-cli-$tls-$t.log
+		UCX_TLS=$tls timeout 180 $DROCE_RUN_B ucx_perftest -p $port >"$srv_log" 2>&1 &
+		srv=$!
+		i=0
+		until ip netns exec "$DROCE_NS_B" ss -ltn | grep -q ":$port "; do
+			i=$((i + 1))
+			[ $i -le 200 ] && kill -0 $srv 2>/dev/null || break
+			sleep 0.1
+		done
+		UCX_TLS=$tls timeout 180 $DROCE_RUN_A ucx_perftest -p $port -t $t -n $n -s $s \
+			"$DROCE_IP_B" >"$cli_log" 2>&1
+		crc=$?
+		wait $srv
+		src=$?
+		final=$(awk '$1 == "Final:" { print $2 }' "$cli_log")
+		if [ $crc = 0 ] && [ $src = 0 ] && [ "$final" = $n ]; then
+			ok "UCX_TLS=$tls $t: $(awk '$1 == "Final:"' "$cli_log" | tr -s ' ')"
+		else
+			fail "UCX_TLS=$tls $t: client exit $crc, server exit $src, final iterations '$final'"
+			grep -v '^ *[0-9]* ' "$cli_log" | tail -n 5 | sed 's/^/    client: /'
+			grep -v '^ *[0-9]* ' "$srv_log" | tail -n 5 | sed 's/^/    server: /'
+		fi
+	done
+done
+
+# ---- 4. the counters, with every QP destroyed ----
+sleep 1.5	# droced refreshes the view once a second
+ctl=$(timeout 10 "$build/app/ctl/droce-ctl" -p "droce${DROCE_TAG}A" stats)
+want=$(echo "$ctl" | awk '$1 == "TX_PKTS" { print $2 }')
+got=$(view ports/1/hw_counters/tx_pkts)
+[ -n "$want" ] && [ "$want" -gt 0 ] && [ "$got" = "$want" ] &&
+	ok "hw_counters/tx_pkts $got (droce-ctl: $want), no QP alive" ||
+	fail "hw_counters/tx_pkts '$got', droce-ctl TX_PKTS '$want'"
+pk=$(view ports/1/counters/port_xmit_packets)
+words=$(view ports/1/counters/port_xmit_data)
+# 4-byte words: 4 * words / packets is a frame length (58 to 4200 bytes);
+# bytes would give four times that (over 4200 for these 1 KB-MTU frames)
+if [ -n "$pk" ] && [ "$pk" -gt 0 ] && [ $((4 * words / pk)) -ge 58 ] && [ $((4 * words / pk)) -le 4200 ]; then
+	ok "port_xmit_data $words words over $pk packets"
+else
+	fail "port_xmit_data '$words' over port_xmit_packets '$pk'"
+fi
+
+[ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "all UCX checks passed"
