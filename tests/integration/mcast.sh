@@ -29,21 +29,21 @@ sleep 1.5
 $DROCE_RUN_A "$tool" send $group $n >"$log/sender" 2>&1 ||
 	{ echo "FAIL sender (exit $?)"; cat "$log/sender"; fail=1; }
 
-# judge RECEIVER WANT: its exit status and its last line
+# judge RECEIVER PID WANT: its exit status and its last line
 judge() {
-	eval "wait \$pid_$1"
+	wait "$2"
 	rc=$?
-	if [ $rc = 0 ] && [ "$(tail -n 1 "$log/$1")" = "$2" ]; then
-		echo "ok   $1 receiver: $2"
+	if [ $rc = 0 ] && [ "$(tail -n 1 "$log/$1")" = "$3" ]; then
+		echo "ok   $1 receiver: $3"
 	else
-		echo "FAIL $1 receiver: exit $rc (want $2)"
+		echo "FAIL $1 receiver: exit $rc (want $3)"
 		sed 's/^/    /' "$log/$1"
 		fail=1
 	fi
 }
-judge remote "got $n bad 0"
-judge local "got $n bad 0"
-judge twice "got $n bad 0"
-judge detached "got 0 bad 0"
+judge remote $pid_remote "got $n bad 0"
+judge local $pid_local "got $n bad 0"
+judge twice $pid_twice "got $n bad 0"
+judge detached $pid_detached "got 0 bad 0"
 rm -rf "$log"
 exit $fail
