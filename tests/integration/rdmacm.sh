@@ -10,7 +10,9 @@
 # data rping puts in it (the client after its RDMA WRITE came back, the
 # server after its RDMA READ), nothing else. Then ucmatose with 4
 # connections at once (rdma_getaddrinfo, a listener's backlog, SENDs both
-# ways on each), across the pair and on one daemon: both exit statuses decide.
+# ways on each), and perftest over rdma_cm (ib_send_bw, ib_write_bw,
+# ib_read_lat with -R), across the pair and on one daemon: both exit statuses
+# decide, and the client's daemon must have sent CM MADs.
 #   rdmacm.sh BUILD_DIR
 set -u
 . "$(dirname "$0")/common.sh"
@@ -39,13 +41,31 @@ expected() {	# PREFIX COUNT
 	}'
 }
 
-# Wait (bounded) until daemon SIDE has a listener: rping -s prints nothing before.
-wait_listener() {	# SIDE
+# The value of droced's counter NAME on daemon SIDE.
+cm_stat() {	# SIDE NAME
 	eval "ns=\$DROCE_NS_$1"
+	ip netns exec "$ns" "$build/app/ctl/droce-ctl" -p "droce$DROCE_TAG$1" stats |
+		awk -v n="$2" '$1 == n { print $2 }'
+}
+
+# Wait (bounded) until daemon SIDE has no listener left from an earlier run
+# (the worker frees a closed channel's ids after the tool has exited).
+wait_no_listener() {	# SIDE
 	i=0
 	while [ $i -lt 100 ]; do
-		n=$(ip netns exec "$ns" "$build/app/ctl/droce-ctl" -p "droce$DROCE_TAG$1" stats |
-			awk '$1 == "cm_LISTENERS" { print $2 }')
+		[ "$(cm_stat "$1" cm_LISTENERS)" = 0 ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "FAIL a listener is left on daemon $1"
+	return 1
+}
+
+# Wait (bounded) until daemon SIDE has a listener: rping -s prints nothing before.
+wait_listener() {	# SIDE
+	i=0
+	while [ $i -lt 100 ]; do
+		n=$(cm_stat "$1" cm_LISTENERS)
 		[ "${n:-0}" -ge 1 ] && return 0
 		sleep 0.1
 		i=$((i + 1))
@@ -58,6 +78,7 @@ wait_listener() {	# SIDE
 run() {
 	name=$1 srv=$2 cli=$3
 	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
+	wait_no_listener "$srv" || { fail=1; return; }
 	$run_s timeout 60 rping -s -a "$ip" -v -C $count >"$log/$name.server" 2>&1 &
 	pid=$!
 	if wait_listener "$srv"; then
@@ -88,33 +109,46 @@ run a-to-b B A
 run b-to-a A B
 run one-daemon A A
 
-# ucmatose NAME SERVER_SIDE CLIENT_SIDE
-ucmatose_run() {
-	name=$1 srv=$2 cli=$3
+# tool_run NAME SERVER_SIDE CLIENT_SIDE SERVER_CMD CLIENT_CMD: a server and
+# a client tool through droce-run ($ip in CLIENT_CMD is the server's
+# address); both exit statuses decide. The client's daemon must have sent CM
+# MADs meanwhile, so the tool really connected through rdma_cm.
+tool_run() {
+	name=$1 srv=$2 cli=$3 scmd=$4 ccmd=$5
 	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
-	$run_s timeout 60 ucmatose -c 4 >"$log/$name.server" 2>&1 &
+	wait_no_listener "$srv" || { fail=1; return; }
+	mads=$(cm_stat "$cli" cm_TX_MADS)
+	eval "$run_s timeout 60 $scmd" >"$log/$name.server" 2>&1 &
 	pid=$!
 	rc_c=1
 	if wait_listener "$srv"; then
-		$run_c timeout 60 ucmatose -s "$ip" -c 4 >"$log/$name.client" 2>&1
+		eval "$run_c timeout 60 $ccmd" >"$log/$name.client" 2>&1
 		rc_c=$?
 	else
 		kill "$pid" 2>/dev/null
 	fi
 	wait "$pid"
 	rc_s=$?
-	if [ $rc_s = 0 ] && [ $rc_c = 0 ]; then
-		echo "ok   $name: ucmatose, 4 connections, both sides exit 0"
+	sent=$(($(cm_stat "$cli" cm_TX_MADS) - mads))
+	if [ $rc_s = 0 ] && [ $rc_c = 0 ] && [ $sent -gt 0 ]; then
+		echo "ok   $name: both sides exit 0, $sent CM MADs from the client's daemon"
 	else
-		echo "FAIL $name: ucmatose server exit $rc_s, client exit $rc_c"
+		echo "FAIL $name: server exit $rc_s, client exit $rc_c, $sent CM MADs"
 		sed 's/^/    server: /' "$log/$name.server"
 		sed 's/^/    client: /' "$log/$name.client" 2>/dev/null
 		fail=1
 	fi
 }
 command -v ucmatose >/dev/null 2>&1 && {
-	ucmatose_run ucmatose-a-to-b B A
-	ucmatose_run ucmatose-one-daemon A A
+	tool_run ucmatose-a-to-b B A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
+	tool_run ucmatose-one-daemon A A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
 }
+
+# perftest over rdma_cm (-R): the QPs connect through droced's CM, then the
+# test runs; perftest exits non-zero on any failed call or completion.
+command -v ib_send_bw >/dev/null 2>&1 && for t in ib_send_bw ib_write_bw ib_read_lat; do
+	tool_run "$t-a-to-b" B A "$t -R -n 200" "$t -R -n 200 \$ip"
+	tool_run "$t-one-daemon" A A "$t -R -n 200" "$t -R -n 200 \$ip"
+done
 rm -rf "$log"
 exit $fail
