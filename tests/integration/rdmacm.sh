@@ -11,8 +11,10 @@
 # server after its RDMA READ), nothing else. Then ucmatose with 4
 # connections at once (rdma_getaddrinfo, a listener's backlog, SENDs both
 # ways on each), and perftest over rdma_cm (ib_send_bw, ib_write_bw,
-# ib_read_lat with -R), across the pair and on one daemon: both exit statuses
-# decide, and the client's daemon must have sent CM MADs.
+# ib_read_lat with -R) and rdma_server / rdma_client (endpoints, synchronous
+# ids, rdma_verbs.h), across the pair and on one daemon: both exit statuses
+# decide, and the client's daemon must have sent CM MADs. rdma_client with
+# no server must fail with ECONNREFUSED.
 #   rdmacm.sh BUILD_DIR
 set -u
 . "$(dirname "$0")/common.sh"
@@ -150,5 +152,24 @@ command -v ib_send_bw >/dev/null 2>&1 && for t in ib_send_bw ib_write_bw ib_read
 	tool_run "$t-a-to-b" B A "$t -R -n 200" "$t -R -n 200 \$ip"
 	tool_run "$t-one-daemon" A A "$t -R -n 200" "$t -R -n 200 \$ip"
 done
+# rdma_server / rdma_client: endpoints (rdma_getaddrinfo, rdma_create_ep with
+# the id's own PD and CQs, synchronous ids, rdma_get_request) and the
+# rdma_verbs.h helpers (rdma_reg_msgs, rdma_post_recv/send, rdma_get_*_comp).
+# With no server, the client's synchronous rdma_connect fails as on Linux:
+# ECONNREFUSED (REJ, Invalid Service ID), exit non-zero.
+command -v rdma_server >/dev/null 2>&1 && {
+	tool_run rdma_server-a-to-b B A 'rdma_server' 'rdma_client -s $ip'
+	tool_run rdma_server-one-daemon A A 'rdma_server' 'rdma_client -s $ip'
+	wait_no_listener B || fail=1
+	$DROCE_RUN_A timeout 60 rdma_client -s "$DROCE_IP_B" >"$log/refused" 2>&1
+	rc=$?
+	if [ $rc != 0 ] && [ $rc != 124 ] && grep -q "rdma_connect: Connection refused" "$log/refused"; then
+		echo "ok   rdma_client with no server: exit $rc, rdma_connect: Connection refused"
+	else
+		echo "FAIL rdma_client with no server: exit $rc"
+		sed 's/^/    /' "$log/refused"
+		fail=1
+	fi
+}
 rm -rf "$log"
 exit $fail
