@@ -15,11 +15,26 @@
 # ids, rdma_verbs.h), across the pair and on one daemon: both exit statuses
 # decide, and the client's daemon must have sent CM MADs. rdma_client with
 # no server must fail with ECONNREFUSED.
-#   rdmacm.sh BUILD_DIR
+#
+# fault: the pair with droce's fault-injection vdev on both ports (5% loss
+# both ways, as run_tools.sh's fault mode): rping both ways and ucmatose
+# across the pair must still connect, run and disconnect, the lost CM MADs
+# made up by lib/cm's retransmissions (Linux's timeouts: 6.4 s per lost
+# REQ, REP or DREQ), the lost data by RC's. The CM's retransmission and
+# duplicate counters are printed.
+#   rdmacm.sh [fault] BUILD_DIR
 set -u
 . "$(dirname "$0")/common.sh"
 command -v rping >/dev/null 2>&1 || { echo "rping (rdmacm-utils) missing: skipped"; exit 77; }
-pair_up "$1"
+mode=pair
+tmo=60
+if [ "$1" = fault ]; then
+	mode=fault
+	tmo=180		# a few lost MADs cost 6.4 s each
+	pair_up "$2" -- --fault seed=7,loss=0.05,dir=both
+else
+	pair_up "$1"
+fi
 count=10
 log=$(mktemp -d)
 fail=0
@@ -81,10 +96,10 @@ run() {
 	name=$1 srv=$2 cli=$3
 	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
 	wait_no_listener "$srv" || { fail=1; return; }
-	$run_s timeout 60 rping -s -a "$ip" -v -C $count >"$log/$name.server" 2>&1 &
+	$run_s timeout $tmo rping -s -a "$ip" -v -C $count >"$log/$name.server" 2>&1 &
 	pid=$!
 	if wait_listener "$srv"; then
-		$run_c timeout 60 rping -c -a "$ip" -v -C $count >"$log/$name.client" 2>&1
+		$run_c timeout $tmo rping -c -a "$ip" -v -C $count >"$log/$name.client" 2>&1
 		rc_c=$?
 	else
 		rc_c=1
@@ -109,7 +124,7 @@ run() {
 
 run a-to-b B A
 run b-to-a A B
-run one-daemon A A
+[ $mode = fault ] || run one-daemon A A
 
 # tool_run NAME SERVER_SIDE CLIENT_SIDE SERVER_CMD CLIENT_CMD: a server and
 # a client tool through droce-run ($ip in CLIENT_CMD is the server's
@@ -120,11 +135,11 @@ tool_run() {
 	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
 	wait_no_listener "$srv" || { fail=1; return; }
 	mads=$(cm_stat "$cli" cm_TX_MADS)
-	eval "$run_s timeout 60 $scmd" >"$log/$name.server" 2>&1 &
+	eval "$run_s timeout $tmo $scmd" >"$log/$name.server" 2>&1 &
 	pid=$!
 	rc_c=1
 	if wait_listener "$srv"; then
-		eval "$run_c timeout 60 $ccmd" >"$log/$name.client" 2>&1
+		eval "$run_c timeout $tmo $ccmd" >"$log/$name.client" 2>&1
 		rc_c=$?
 	else
 		kill "$pid" 2>/dev/null
@@ -143,8 +158,17 @@ tool_run() {
 }
 command -v ucmatose >/dev/null 2>&1 && {
 	tool_run ucmatose-a-to-b B A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
-	tool_run ucmatose-one-daemon A A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
+	[ $mode = fault ] || tool_run ucmatose-one-daemon A A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
 }
+if [ $mode = fault ]; then	# what the loss cost the CM (not judged: it depends on timing)
+	for side in A B; do
+		echo "info daemon $side: cm_RETRANSMITS $(cm_stat $side cm_RETRANSMITS)," \
+			"cm_DUP_REQ $(cm_stat $side cm_DUP_REQ), cm_DUP_REP $(cm_stat $side cm_DUP_REP)," \
+			"cm_DUP_DREQ $(cm_stat $side cm_DUP_DREQ), cm_TIMEOUTS $(cm_stat $side cm_TIMEOUTS)"
+	done
+	rm -rf "$log"
+	exit $fail
+fi
 
 # perftest over rdma_cm (-R): the QPs connect through droced's CM, then the
 # test runs; perftest exits non-zero on any failed call or completion.
@@ -161,7 +185,7 @@ command -v rdma_server >/dev/null 2>&1 && {
 	tool_run rdma_server-a-to-b B A 'rdma_server' 'rdma_client -s $ip'
 	tool_run rdma_server-one-daemon A A 'rdma_server' 'rdma_client -s $ip'
 	wait_no_listener B || fail=1
-	$DROCE_RUN_A timeout 60 rdma_client -s "$DROCE_IP_B" >"$log/refused" 2>&1
+	$DROCE_RUN_A timeout $tmo rdma_client -s "$DROCE_IP_B" >"$log/refused" 2>&1
 	rc=$?
 	if [ $rc != 0 ] && [ $rc != 124 ] && grep -q "rdma_connect: Connection refused" "$log/refused"; then
 		echo "ok   rdma_client with no server: exit $rc, rdma_connect: Connection refused"
