@@ -948,6 +948,14 @@ droced_cm_counters(const char **names, uint64_t *values, unsigned int max)
 	return n;
 }
 
+/* A QPN still in one of lib/cm's connections (TIMEWAIT included) is not handed out. */
+static bool
+qpn_held(void *arg, uint32_t qpn)
+{
+	(void)arg;
+	return droce_cm_qpn_held(&g.cm, qpn);
+}
+
 int
 droced_cm_init(struct droced *d)
 {
@@ -968,5 +976,6 @@ droced_cm_init(struct droced *d)
 	if (ret < 0)
 		return ret;
 	droce_dev_gsi_set(d->dev, gsi_rx, d);
+	droce_dev_qpn_held_set(d->dev, qpn_held, NULL);
 	return 0;
 }
