@@ -694,6 +694,21 @@ cm_hello(struct droce_client *cl, const struct droce_ctrl_cm_hello_req *q, int f
 	return 0;
 }
 
+/* Move id @p handle of another connection of the same process to @p c. */
+static int
+rid_migrate(struct cm_client *c, uint32_t handle)
+{
+	struct rid *r;
+
+	if (handle == 0 || handle > CM_MAX_IDS)
+		return EINVAL;
+	r = &g.rids[handle - 1];
+	if (r->owner == NULL || c->pid == 0 || r->owner->pid != c->pid)
+		return EINVAL;		/* another process's ids are not for taking */
+	r->owner = c;
+	return 0;
+}
+
 static const uint32_t cm_req_len[] = {
 #define L(sym, type) [DROCE_CTRL_##sym - DROCE_CTRL_CM_BASE] = sizeof(type),
 	L(CM_HELLO, struct droce_ctrl_cm_hello_req)
@@ -710,6 +725,7 @@ static const uint32_t cm_req_len[] = {
 	L(CM_ESTABLISH, struct droce_ctrl_cm_id)
 	L(CM_INIT_QP_ATTR, struct droce_ctrl_cm_init_qp_attr_req)
 	L(CM_QUERY, struct droce_ctrl_cm_id)
+	L(CM_MIGRATE_ID, struct droce_ctrl_cm_id)
 #undef L
 };
 
@@ -756,6 +772,8 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		*rep_len = sizeof(*out);
 		return 0;
 	}
+	if (hdr->type == DROCE_CTRL_CM_MIGRATE_ID)
+		return rid_migrate(c, h->id);
 	/* every other message names an id first */
 	r = rid_get(c, h->id);
 	if (r == NULL)
@@ -930,6 +948,14 @@ droced_cm_counters(const char **names, uint64_t *values, unsigned int max)
 	return n;
 }
 
+/* A QPN still in one of lib/cm's connections (TIMEWAIT included) is not handed out. */
+static bool
+qpn_held(void *arg, uint32_t qpn)
+{
+	(void)arg;
+	return droce_cm_qpn_held(&g.cm, qpn);
+}
+
 int
 droced_cm_init(struct droced *d)
 {
@@ -950,5 +976,6 @@ droced_cm_init(struct droced *d)
 	if (ret < 0)
 		return ret;
 	droce_dev_gsi_set(d->dev, gsi_rx, d);
+	droce_dev_qpn_held_set(d->dev, qpn_held, NULL);
 	return 0;
 }

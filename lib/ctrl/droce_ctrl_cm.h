@@ -22,6 +22,11 @@
  * librdmacm does with the kernel's), so the verbs shim's view of each QP
  * stays its own; the daemon only checks that a QPN it announces belongs to
  * the calling process.
+ *
+ * CM_MIGRATE_ID, sent on the connection the id moves to, takes an id of
+ * another connection of the same process (SO_PEERCRED pid): its events go
+ * to this connection's pipe from then on (rdma_migrate_id, and the new ids
+ * of a synchronous listener, which each get a channel of their own).
  */
 
 #include <stdint.h>
@@ -46,7 +51,8 @@
 	M(CM_DISCONNECT) \
 	M(CM_ESTABLISH) \
 	M(CM_INIT_QP_ATTR) \
-	M(CM_QUERY)
+	M(CM_QUERY) \
+	M(CM_MIGRATE_ID)
 
 enum droce_ctrl_cm_type {
 	DROCE_CTRL_CM_FIRST_ = DROCE_CTRL_CM_BASE - 1,

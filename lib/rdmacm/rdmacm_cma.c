@@ -16,6 +16,15 @@
  * REP (rdma_accept) or the RTU (on CONNECT_RESPONSE), ERR at
  * rdma_disconnect.
  *
+ * An id made with a NULL channel is synchronous, as in rdma-core: it gets a
+ * channel of its own, and rdma_resolve_addr, rdma_resolve_route,
+ * rdma_connect, rdma_accept and rdma_disconnect return once their event has
+ * come (kept in id->event until the next call). The new ids of a
+ * synchronous listener are moved to channels of their own (CM_MIGRATE_ID).
+ * An id on a device gets the device's PD (made once per process) as
+ * id->pd, and rdma_create_qp makes the CQs it is not given, each with a
+ * completion channel, as rdma_verbs.h's helpers expect.
+ *
  * Threads: calls on one channel are serialised by its lock (an
  * application may read events in one thread and accept in another, as
  * rping does); reading the pipe is done without it.
@@ -43,6 +52,7 @@ _Static_assert((int)DROCE_CM_EVENT_CONNECT_REQUEST == (int)RDMA_CM_EVENT_CONNECT
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ibv_context *dev_ctx;
+static struct ibv_pd *dev_pd;
 
 /* The verbs context ids live on: droce's one device, opened once. */
 static struct ibv_context *
@@ -61,6 +71,30 @@ rdmacm_verbs(void)
 	}
 	pthread_mutex_unlock(&dev_lock);
 	return dev_ctx;
+}
+
+/* The PD of ids given none (rdma-core's per-device PD), kept like the context. */
+static struct ibv_pd *
+rdmacm_pd(struct ibv_context *ctx)
+{
+	pthread_mutex_lock(&dev_lock);
+	if (dev_pd == NULL)
+		dev_pd = ibv_alloc_pd(ctx);
+	pthread_mutex_unlock(&dev_lock);
+	return dev_pd;
+}
+
+/* The id is on droce's device (port 1): its context and, unless it has one, the PD. */
+static int
+id_on_device(struct rdma_cm_id *id)
+{
+	id->verbs = rdmacm_verbs();
+	if (id->verbs == NULL)
+		return ENODEV;
+	id->port_num = 1;
+	if (id->pd == NULL)
+		id->pd = rdmacm_pd(id->verbs);
+	return id->pd != NULL ? 0 : ENOMEM;
 }
 
 RDMACM_EXPORT struct ibv_context **
@@ -245,9 +279,9 @@ id_new(struct rdmacm_chan *ch, void *context, enum rdma_port_space ps, enum ibv_
 	return i;
 }
 
-static int
-create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, void *context,
-	  enum rdma_port_space ps, enum ibv_qp_type qp_type)
+int
+rdmacm_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, void *context,
+		 enum rdma_port_space ps, enum ibv_qp_type qp_type)
 {
 	struct droce_ctrl_cm_create_id_req req;
 	struct droce_ctrl_cm_id rep;
@@ -269,7 +303,7 @@ create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, void *con
 		ret = ENOMEM;
 		goto err_chan;
 	}
-	i->own_chan = own;
+	i->sync = own;
 	memset(&req, 0, sizeof(req));
 	req.uctx = (uint64_t)(uintptr_t)i;
 	req.ps = ps;
@@ -296,7 +330,7 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 {
 	enum ibv_qp_type t = ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
 
-	return create_id(channel, id, context, ps, t);
+	return rdmacm_create_id(channel, id, context, ps, t);
 }
 
 RDMACM_EXPORT int
@@ -308,11 +342,85 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
 	(void)id_call(i, DROCE_CTRL_CM_DESTROY_ID, &req, sizeof(req), NULL, 0);
+	if (id->event != NULL)
+		rdma_ack_cm_event(id->event);
 	chan_del(i->chan, i);
-	if (i->own_chan)
+	if (i->sync)
 		rdma_destroy_event_channel(&i->chan->ch);
+	free(i->ep_qp_attr);
 	free(i);
 	return 0;
+}
+
+/* Move @p i to @p to (NULL: a channel of its own, synchronous) through droced. */
+static int
+id_migrate(struct rdmacm_id *i, struct rdma_event_channel *to)
+{
+	struct droce_ctrl_cm_id req = { .id = i->handle };
+	struct rdmacm_chan *from = i->chan;
+	bool sync = to == NULL;
+	int ret;
+
+	if (sync) {
+		to = rdma_create_event_channel();
+		if (to == NULL)
+			return errno;
+	}
+	ret = chan_call((struct rdmacm_chan *)to, DROCE_CTRL_CM_MIGRATE_ID, &req, sizeof(req),
+			NULL, 0);
+	if (ret != 0) {
+		if (sync)
+			rdma_destroy_event_channel(to);
+		return ret;
+	}
+	chan_del(from, i);
+	if (i->sync) {		/* its old channel was its own: nobody else reads it */
+		if (i->id.event != NULL)
+			rdma_ack_cm_event(i->id.event);
+		i->id.event = NULL;
+		rdma_destroy_event_channel(&from->ch);
+	}
+	i->chan = (struct rdmacm_chan *)to;
+	i->id.channel = to;
+	i->sync = sync;
+	chan_add(i->chan, i);
+	return 0;
+}
+
+/*
+ * Events of @p id already read from its old channel stay there (rdma-core
+ * waits for them to be acknowledged); those to come go to @p channel.
+ */
+RDMACM_EXPORT int
+rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
+{
+	struct rdmacm_id *i = (struct rdmacm_id *)id;
+	int ret;
+
+	if (i == NULL || (i->sync && channel == NULL))
+		return rdmacm_err(EINVAL);
+	ret = id_migrate(i, channel);
+	return ret != 0 ? rdmacm_err(ret) : 0;
+}
+
+int
+rdmacm_complete(struct rdmacm_id *i)
+{
+	struct rdma_cm_event *e;
+
+	if (!i->sync)
+		return 0;
+	if (i->id.event != NULL)
+		rdma_ack_cm_event(i->id.event);
+	i->id.event = NULL;
+	if (rdma_get_cm_event(&i->chan->ch, &e) != 0)
+		return -1;
+	i->id.event = e;
+	if (e->status == 0)
+		return 0;
+	if (e->event == RDMA_CM_EVENT_REJECTED)
+		return rdmacm_err(ECONNREFUSED);	/* status is the REJ's reason */
+	return rdmacm_err(e->status < 0 ? -e->status : e->status);
 }
 
 /* ---- addresses ---- */
@@ -395,9 +503,7 @@ id_query(struct rdmacm_id *i)
 		id->route.path_rec = &i->path;
 		id->route.num_paths = 1;
 	}
-	id->verbs = rdmacm_verbs();
-	id->port_num = 1;
-	return id->verbs != NULL ? 0 : ENODEV;
+	return id_on_device(id);
 }
 
 static bool
@@ -429,8 +535,9 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 		return rdmacm_err(ret);
 	addr_from_ctrl(&rep.addr, &id->route.addr.src_storage);
 	if (!addr_is_any(addr)) {	/* a device's address: the id is on it now */
-		id->verbs = rdmacm_verbs();
-		id->port_num = 1;
+		ret = id_on_device(id);
+		if (ret != 0)
+			return rdmacm_err(ret);
 	}
 	return 0;
 }
@@ -455,7 +562,7 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	if (ret != 0)
 		return rdmacm_err(ret);
 	addr_from_ctrl(&req.dst, &id->route.addr.dst_storage);
-	return 0;
+	return rdmacm_complete(i);
 }
 
 RDMACM_EXPORT int
@@ -468,7 +575,7 @@ rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
 	ret = id_call(i, DROCE_CTRL_CM_RESOLVE_ROUTE, &req, sizeof(req), NULL, 0);
-	return ret != 0 ? rdmacm_err(ret) : 0;
+	return ret != 0 ? rdmacm_err(ret) : rdmacm_complete(i);
 }
 
 RDMACM_EXPORT int
@@ -562,33 +669,111 @@ qp_error(struct rdmacm_id *i)
 		(void)ibv_modify_qp(i->id.qp, &a, IBV_QP_STATE);
 }
 
+static void
+cqs_free(struct rdmacm_id *i)
+{
+	struct rdma_cm_id *id = &i->id;
+
+	if (i->own_send_cq) {
+		ibv_destroy_cq(id->send_cq);
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	}
+	if (i->own_recv_cq) {
+		ibv_destroy_cq(id->recv_cq);
+		ibv_destroy_comp_channel(id->recv_cq_channel);
+	}
+	i->own_send_cq = i->own_recv_cq = false;
+	id->send_cq = id->recv_cq = NULL;
+	id->send_cq_channel = id->recv_cq_channel = NULL;
+}
+
+/* A CQ of @p cqe entries with a completion channel of its own. @return 0 or an errno. */
+static int
+cq_make(struct rdma_cm_id *id, int cqe, struct ibv_cq **cq, struct ibv_comp_channel **ch)
+{
+	*ch = ibv_create_comp_channel(id->verbs);
+	if (*ch == NULL)
+		return errno;
+	*cq = ibv_create_cq(id->verbs, cqe, id, *ch, 0);
+	if (*cq == NULL) {
+		int ret = errno;
+
+		ibv_destroy_comp_channel(*ch);
+		*ch = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * The id's QP: on @p attr's PD or else the id's; the CQs not given are made
+ * (sized by the QP's queues, each with a completion channel) and destroyed
+ * with the QP. The QP is moved to INIT.
+ */
 RDMACM_EXPORT int
-rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 {
 	struct rdmacm_id *i = (struct rdmacm_id *)id;
 	struct ibv_qp *qp;
-	int ret;
+	int ret = 0;
 
-	if (i == NULL || attr == NULL || id->verbs == NULL)
+	if (i == NULL || attr == NULL || id->verbs == NULL || id->qp != NULL)
 		return rdmacm_err(EINVAL);
-	if (pd == NULL || attr->send_cq == NULL || attr->recv_cq == NULL)
-		return rdmacm_err(ENOSYS);	/* default PD and CQs: not yet */
-	if (pd->context != id->verbs)
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
+		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
+		attr->pd = id->pd;
+	}
+	if (attr->pd == NULL || attr->pd->context != id->verbs)
 		return rdmacm_err(EINVAL);
-	qp = ibv_create_qp(pd, attr);
-	if (qp == NULL)
-		return -1;
+	if (attr->send_cq == NULL && attr->cap.max_send_wr > 0) {
+		ret = cq_make(id, (int)attr->cap.max_send_wr, &id->send_cq, &id->send_cq_channel);
+		i->own_send_cq = ret == 0;
+		attr->send_cq = id->send_cq;
+	}
+	if (ret == 0 && attr->recv_cq == NULL && attr->cap.max_recv_wr > 0) {
+		ret = cq_make(id, (int)attr->cap.max_recv_wr, &id->recv_cq, &id->recv_cq_channel);
+		i->own_recv_cq = ret == 0;
+		attr->recv_cq = id->recv_cq;
+	}
+	if (ret != 0)
+		goto err_cqs;
+	qp = ibv_create_qp_ex(id->verbs, attr);
+	if (qp == NULL) {
+		ret = errno;
+		goto err_cqs;
+	}
 	id->qp = qp;
 	ret = qp_move(i, IBV_QPS_INIT, 0);
 	if (ret != 0) {
 		id->qp = NULL;
 		ibv_destroy_qp(qp);
-		return rdmacm_err(ret);
+		goto err_cqs;
 	}
-	id->pd = pd;
+	id->pd = qp->pd;
 	id->send_cq = attr->send_cq;
 	id->recv_cq = attr->recv_cq;
 	return 0;
+
+err_cqs:
+	cqs_free(i);
+	return rdmacm_err(ret);
+}
+
+RDMACM_EXPORT int
+rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	int ret;
+
+	if (id == NULL || attr == NULL)
+		return rdmacm_err(EINVAL);
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));	/* the _ex struct begins with the plain one */
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd != NULL ? pd : id->pd;
+	ret = rdma_create_qp_ex(id, &ex);
+	memcpy(attr, &ex, sizeof(*attr));	/* the capabilities granted, the CQs used */
+	return ret;
 }
 
 RDMACM_EXPORT void
@@ -597,6 +782,7 @@ rdma_destroy_qp(struct rdma_cm_id *id)
 	if (id->qp != NULL)
 		ibv_destroy_qp(id->qp);
 	id->qp = NULL;
+	cqs_free((struct rdmacm_id *)id);
 }
 
 /* ---- connections ---- */
@@ -606,11 +792,14 @@ conn_call(struct rdmacm_id *i, uint16_t type, const struct rdma_conn_param *p, u
 	  uint32_t pdata_max)
 {
 	struct droce_ctrl_cm_conn req;
+	uint32_t pre = type == DROCE_CTRL_CM_CONNECT ? i->connect_len : 0;
 
 	memset(&req, 0, sizeof(req));
 	req.qpn = qpn;
+	memcpy(req.pdata, i->connect, pre);	/* rdma_create_ep's ai_connect first */
+	req.pdata_len = (uint8_t)pre;
 	if (p != NULL) {
-		if (p->private_data_len > pdata_max ||
+		if (pre + p->private_data_len > pdata_max ||
 		    (p->private_data_len > 0 && p->private_data == NULL))
 			return EINVAL;
 		req.responder_resources = p->responder_resources;
@@ -619,9 +808,9 @@ conn_call(struct rdmacm_id *i, uint16_t type, const struct rdma_conn_param *p, u
 		req.rnr_retry_count = p->rnr_retry_count;
 		req.srq = p->srq;
 		req.flow_control = p->flow_control;
-		req.pdata_len = p->private_data_len;
+		req.pdata_len = (uint8_t)(pre + p->private_data_len);
 		if (p->private_data_len > 0)
-			memcpy(req.pdata, p->private_data, p->private_data_len);
+			memcpy(req.pdata + pre, p->private_data, p->private_data_len);
 	}
 	return id_call(i, type, &req, sizeof(req), NULL, 0);
 }
@@ -635,15 +824,26 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
-	if (conn_param != NULL)
+	if (conn_param != NULL) {
 		p = *conn_param;
+	} else if (id->verbs != NULL) {	/* the device's most, as rdma-core offers */
+		struct ibv_device_attr a;
+
+		if (ibv_query_device(id->verbs, &a) == 0) {
+			p.responder_resources = (uint8_t)a.max_qp_rd_atom;
+			p.initiator_depth = (uint8_t)a.max_qp_init_rd_atom;
+		}
+	}
 	if (id->qp == NULL && (conn_param == NULL || conn_param->qp_num == 0))
 		return rdmacm_err(EINVAL);
 	i->resp_res = p.responder_resources;
 	i->init_depth = p.initiator_depth;
 	ret = conn_call(i, DROCE_CTRL_CM_CONNECT, &p, id->qp != NULL ? id->qp->qp_num : p.qp_num,
 			56);
-	return ret != 0 ? rdmacm_err(ret) : 0;
+	if (ret != 0)
+		return rdmacm_err(ret);
+	i->connect_len = 0;		/* sent once */
+	return rdmacm_complete(i);
 }
 
 RDMACM_EXPORT int
@@ -683,7 +883,7 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		qp_error(i);
 		return rdmacm_err(ret);
 	}
-	return 0;
+	return rdmacm_complete(i);	/* a synchronous id: until ESTABLISHED */
 }
 
 RDMACM_EXPORT int
@@ -726,7 +926,7 @@ rdma_disconnect(struct rdma_cm_id *id)
 		return rdmacm_err(EINVAL);
 	qp_error(i);		/* flushes the QP's work first, as rdma-core does */
 	ret = id_call(i, DROCE_CTRL_CM_DISCONNECT, &req, sizeof(req), NULL, 0);
-	return ret != 0 ? rdmacm_err(ret) : 0;
+	return ret != 0 ? rdmacm_err(ret) : rdmacm_complete(i);
 }
 
 /* ---- events ---- */
@@ -764,7 +964,7 @@ conn_request(struct rdmacm_chan *ch, struct rdmacm_event *e, const struct droce_
 	c->peer_rr = w->responder_resources;
 	c->peer_depth = w->initiator_depth;
 	chan_add(ch, c);
-	if (id_query(c) != 0) {
+	if ((l->sync && id_migrate(c, NULL) != 0) || id_query(c) != 0) {
 		rdma_destroy_id(&c->id);
 		return ENODEV;
 	}

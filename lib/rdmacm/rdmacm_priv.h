@@ -14,6 +14,7 @@
  * only the public libibverbs API (droce's verbs shim, under droce-run).
  */
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,7 +46,12 @@ struct rdmacm_id {
 	struct rdma_cm_id id;
 	uint32_t handle;		/* droced's */
 	struct rdmacm_chan *chan;
-	bool own_chan;			/* created for a NULL channel */
+	bool sync;			/* made with a NULL channel: it owns its channel and
+					 * each call waits for its event (rdma_cma.h) */
+	bool own_send_cq, own_recv_cq;	/* rdma_create_qp made them, with their channels */
+	struct ibv_qp_init_attr *ep_qp_attr;	/* a passive endpoint's QP, made per request */
+	uint8_t connect[56];		/* rdma_create_ep's ai_connect: before the REQ's own */
+	uint8_t connect_len;
 	struct ibv_sa_path_rec path;
 	/* what the peer offered, for rdma_accept(NULL) and the QP */
 	uint8_t peer_rr, peer_depth;
@@ -59,5 +65,11 @@ struct rdmacm_event {
 	struct rdma_cm_event ev;
 	uint8_t pdata[DROCE_CTRL_CM_PDATA_MAX];
 };
+
+/* rdma_cma.c's, for rdmacm_ep.c */
+int rdmacm_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		     enum rdma_port_space ps, enum ibv_qp_type qp_type);
+/* A synchronous id's wait for the event its call started (kept in id->event). */
+int rdmacm_complete(struct rdmacm_id *i);
 
 #endif /* DROCE_RDMACM_PRIV_H */

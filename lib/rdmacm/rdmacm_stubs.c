@@ -23,25 +23,6 @@
 #define NOSYS_INT(...)	do { (void)0; __VA_ARGS__; errno = ENOSYS; return -1; } while (0)
 
 RDMACM_EXPORT int
-rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
-	       struct ibv_qp_init_attr *qp_init_attr)
-{
-	NOSYS_INT((void)id, (void)res, (void)pd, (void)qp_init_attr);
-}
-
-RDMACM_EXPORT void
-rdma_destroy_ep(struct rdma_cm_id *id)
-{
-	(void)id;
-}
-
-RDMACM_EXPORT int
-rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *qp_init_attr)
-{
-	NOSYS_INT((void)id, (void)qp_init_attr);
-}
-
-RDMACM_EXPORT int
 rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	NOSYS_INT((void)id, (void)pd, (void)attr);
@@ -57,12 +38,6 @@ RDMACM_EXPORT void
 rdma_destroy_srq(struct rdma_cm_id *id)
 {
 	(void)id;
-}
-
-RDMACM_EXPORT int
-rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
-{
-	NOSYS_INT((void)listen, (void)id);
 }
 
 RDMACM_EXPORT int
@@ -94,12 +69,6 @@ RDMACM_EXPORT int
 rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
 {
 	NOSYS_INT((void)id, (void)level, (void)optname, (void)optval, (void)optlen);
-}
-
-RDMACM_EXPORT int
-rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
-{
-	NOSYS_INT((void)id, (void)channel);
 }
 
 RDMACM_EXPORT int

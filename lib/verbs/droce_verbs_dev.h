@@ -151,6 +151,16 @@ int droce_dev_gsi_send(struct droce_dev *dev, const uint8_t sgid[16], const uint
 		       uint32_t dqpn, uint8_t tclass, uint8_t hop_limit, const void *payload,
 		       uint32_t len);
 
+/**
+ * Whether QPN @p qpn is still held by the connection manager (an id in
+ * TIMEWAIT, IBA 12.9.8.3.1): a new QP must not get it yet, or packets of the
+ * old connection still on the wire would reach it.
+ */
+typedef bool (*droce_qpn_held_fn)(void *arg, uint32_t qpn);
+
+/** QP creation skips the QPNs @p fn holds (NULL: none held). */
+void droce_dev_qpn_held_set(struct droce_dev *dev, droce_qpn_held_fn fn, void *arg);
+
 /** The port's active path MTU (enum ibv_mtu) and the device's node GUID (host order). */
 enum ibv_mtu droce_dev_active_mtu(const struct droce_dev *dev);
 

@@ -175,6 +175,8 @@ struct droce_dev {
 	uint64_t polls;
 	droce_gsi_rx_fn gsi_rx;		/* QP1's MADs go to the daemon's CM */
 	void *gsi_arg;
+	droce_qpn_held_fn qpn_held;	/* the CM's TIMEWAIT QPNs are not handed out */
+	void *qpn_held_arg;
 	uint64_t cnt[DROCE_DEV_CNT_COUNT];
 	/* transport counters of destroyed QPs: the device's totals outlive them */
 	uint64_t tqp_dead[DROCE_TQP_CNT_COUNT];

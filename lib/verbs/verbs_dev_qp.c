@@ -299,6 +299,13 @@ ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct dro
 	(void)dev_xmit(ctx, pkt, iov, n_iov, t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac);
 }
 
+void
+droce_dev_qpn_held_set(struct droce_dev *dev, droce_qpn_held_fn fn, void *arg)
+{
+	dev->qpn_held = fn;
+	dev->qpn_held_arg = arg;
+}
+
 /* ---- QP1 ---- */
 
 void
@@ -520,9 +527,13 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return ENOMEM;
-	for (i = 0; i < DEV_MAX_QP; i++)
-		if (dev->qpn[(dev->next_qpn + i) % DEV_MAX_QP] == NULL)
+	for (i = 0; i < DEV_MAX_QP; i++) {
+		uint32_t slot = (dev->next_qpn + i) % DEV_MAX_QP;
+
+		if (dev->qpn[slot] == NULL &&
+		    (dev->qpn_held == NULL || !dev->qpn_held(dev->qpn_held_arg, DEV_QPN_BASE + slot)))
 			break;
+	}
 	ret = ENOMEM;
 	if (i == DEV_MAX_QP)
 		goto err_free;

@@ -24,6 +24,7 @@ main(void)
 	suite_add_tcase(s, verbs_tcase_known_bugs());
 	suite_add_tcase(s, verbs_tcase_qp_state());
 	suite_add_tcase(s, verbs_tcase_qp_attr());
+	suite_add_tcase(s, verbs_tcase_qpn_held());
 
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

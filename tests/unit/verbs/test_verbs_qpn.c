@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * TCase "qpn_held": QP creation skips the QPNs the connection manager still
+ * holds (droce_dev_qpn_held_set; droced wires droce_cm_qpn_held to it), on
+ * a real device object driven through its control requests.
+ */
+
+#include "droce_verbs_dev.h"	/* first: the header stands alone */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "test_verbs.h"
+
+static int
+no_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov)
+{
+	(void)arg, (void)pkt, (void)iov, (void)n_iov;
+	return -EIO;
+}
+
+static int
+no_resolve(void *arg, const uint8_t gid[16], uint8_t mac[6])
+{
+	(void)arg, (void)gid, (void)mac;
+	return -EAGAIN;
+}
+
+static void
+no_mcast(void *arg, const uint8_t gid[16])
+{
+	(void)arg, (void)gid;
+}
+
+static const struct droce_dev_port_ops port_ops = {
+	.frame_out = no_out,
+	.resolve = no_resolve,
+	.mcast_join = no_mcast,
+	.mcast_leave = no_mcast,
+};
+
+/* The QPNs held: a set, or all of them. */
+static struct {
+	uint32_t qpn[4];
+	unsigned int n;
+	bool all;
+	unsigned int asked;
+} held;
+
+static bool
+held_fn(void *arg, uint32_t qpn)
+{
+	ck_assert_ptr_eq(arg, &held);
+	held.asked++;
+	if (held.all)
+		return true;
+	for (unsigned int i = 0; i < held.n; i++)
+		if (held.qpn[i] == qpn)
+			return true;
+	return false;
+}
+
+static struct droce_dev *dev;
+static struct droce_client *cl;
+static uint32_t pd, cq;
+static int async_pipe[2];
+
+/* One request (with @p fd unless -1); its reply descriptors are closed. @return the status. */
+static int
+call_fd(uint16_t type, const void *body, uint32_t len, int fd, void *rep, uint32_t *rep_len)
+{
+	struct droce_ctrl_hdr hdr = { .version = DROCE_CTRL_VERSION, .type = type, .len = len };
+	uint8_t scratch[DROCE_CTRL_MAX_BODY];
+	int fds[8];
+	unsigned int nfds = 0;
+	uint32_t rl = 0;
+	int ret;
+
+	ret = droce_dev_request(cl, &hdr, body, &fd, fd >= 0 ? 1 : 0, rep != NULL ? rep : scratch,
+				rep_len != NULL ? rep_len : &rl, fds, &nfds);
+	while (nfds > 0)
+		close(fds[--nfds]);
+	return ret;
+}
+
+static int
+call(uint16_t type, const void *body, uint32_t len, void *rep, uint32_t *rep_len)
+{
+	return call_fd(type, body, len, -1, rep, rep_len);
+}
+
+static void
+setup(void)
+{
+	struct droce_dev_conf conf = {
+		.name = "droce0",
+		.mac = { 0x02, 0, 0, 0, 0, 1 },
+		.gid = { { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 1 } },
+		.n_gids = 1,
+		.link_mtu = 1500,
+		.node_guid = 1,
+		.seed = 7,
+		.port_ops = &port_ops,
+	};
+	struct droce_client_cred cred = { .pid = (uint32_t)getpid() };
+	struct droce_ctrl_hello_req hello = {
+		.abi_version = DROCE_SHM_ABI_VERSION,
+		.pid = (uint32_t)getpid(),
+	};
+	struct droce_ctrl_hello_rep hello_rep;
+	struct droce_ctrl_alloc_pd_rep pd_rep;
+	struct droce_ctrl_create_cq_req cq_req = { .cqe = 16 };
+	struct droce_ctrl_create_cq_rep cq_rep;
+	uint32_t len;
+
+	ck_assert_int_eq(droce_dev_create(&conf, &dev), 0);
+	ck_assert_int_eq(droce_dev_client_new(dev, &cred, &cl), 0);
+	ck_assert_int_eq(pipe(async_pipe), 0);
+	ck_assert_int_eq(call_fd(DROCE_CTRL_HELLO, &hello, sizeof(hello), async_pipe[1], &hello_rep,
+				 &len), 0);
+	ck_assert_int_eq(call(DROCE_CTRL_ALLOC_PD, NULL, 0, &pd_rep, &len), 0);
+	pd = pd_rep.pd_handle;
+	ck_assert_int_eq(call(DROCE_CTRL_CREATE_CQ, &cq_req, sizeof(cq_req), &cq_rep, &len), 0);
+	cq = cq_rep.cq_handle;
+	memset(&held, 0, sizeof(held));
+}
+
+static void
+teardown(void)
+{
+	droce_dev_client_free(cl);
+	droce_dev_destroy(dev);
+	close(async_pipe[0]);
+	close(async_pipe[1]);	/* the device took a copy of its own */
+}
+
+/* A new RC QP's number, or 0 with *err set. */
+static uint32_t
+qp_new(int *err)
+{
+	struct droce_ctrl_create_qp_req q = {
+		.pd_handle = pd,
+		.send_cq_handle = cq,
+		.recv_cq_handle = cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct droce_ctrl_create_qp_rep r;
+	uint32_t len;
+
+	*err = call(DROCE_CTRL_CREATE_QP, &q, sizeof(q), &r, &len);
+	return *err == 0 ? r.qp_num : 0;
+}
+
+START_TEST(held_qpns_skipped)
+{
+	uint32_t first, qpn;
+	int err;
+
+	/* without the hook: consecutive QPNs (the control group) */
+	first = qp_new(&err);
+	ck_assert_int_eq(err, 0);
+	qpn = qp_new(&err);
+	ck_assert_uint_eq(qpn, first + 1);
+
+	/* the next two held: the QP after them */
+	held.qpn[0] = first + 2;
+	held.qpn[1] = first + 3;
+	held.n = 2;
+	droce_dev_qpn_held_set(dev, held_fn, &held);
+	qpn = qp_new(&err);
+	ck_assert_int_eq(err, 0);
+	ck_assert_uint_eq(qpn, first + 4);
+	ck_assert_uint_ge(held.asked, 3);
+
+	/* released (TIMEWAIT over): the allocator goes on, it does not step back */
+	held.n = 0;
+	qpn = qp_new(&err);
+	ck_assert_uint_eq(qpn, first + 5);
+
+	/* every QPN held: creation fails, nothing is handed out */
+	held.all = true;
+	qpn = qp_new(&err);
+	ck_assert_uint_eq(qpn, 0);
+	ck_assert_int_eq(err, ENOMEM);
+
+	/* the hook removed: creation works again */
+	droce_dev_qpn_held_set(dev, NULL, NULL);
+	qpn = qp_new(&err);
+	ck_assert_int_eq(err, 0);
+	ck_assert_uint_eq(qpn, first + 6);
+}
+END_TEST
+
+TCase *
+verbs_tcase_qpn_held(void)
+{
+	TCase *tc = tcase_create("qpn_held");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, held_qpns_skipped);
+	return tc;
+}
