@@ -67,7 +67,7 @@ VALID_ACCESS = (0, LOCAL_WRITE, LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ,
 
 # ibv_modify_qp(3) with the IBA state table: the transitions a QP may take.
 QP_TRANSITIONS = {
-    RESET: (RESET, INIT, ERR),
+    RESET: (RESET, INIT),          # not ERR: the IBA leaves a fresh QP in RESET
     INIT: (RESET, INIT, RTR, ERR),
     RTR: (RESET, RTS, ERR),
     RTS: (RESET, RTS, ERR),

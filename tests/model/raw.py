@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""The verbs pyverbs 44 does not wrap (ibv_attach_mcast, ibv_detach_mcast,
+ibv_reg_mr_iova), called through ctypes on a context of their own."""
+import ctypes as C
+
+_lib = C.CDLL("libibverbs.so.1", use_errno=True)
+_P = C.c_void_p
+
+
+class _Cap(C.Structure):
+    _fields_ = [(n, C.c_uint32) for n in ("max_send_wr", "max_recv_wr", "max_send_sge",
+                                          "max_recv_sge", "max_inline_data")]
+
+
+class _QpInit(C.Structure):
+    _fields_ = [("qp_context", _P), ("send_cq", _P), ("recv_cq", _P), ("srq", _P),
+                ("cap", _Cap), ("qp_type", C.c_int), ("sq_sig_all", C.c_int)]
+
+
+def _sig(name, res, *args):
+    f = getattr(_lib, name)
+    f.restype, f.argtypes = res, list(args)
+    return f
+
+
+_get_list = _sig("ibv_get_device_list", C.POINTER(_P), C.POINTER(C.c_int))
+_free_list = _sig("ibv_free_device_list", None, C.POINTER(_P))
+_get_name = _sig("ibv_get_device_name", C.c_char_p, _P)
+_open = _sig("ibv_open_device", _P, _P)
+_close = _sig("ibv_close_device", C.c_int, _P)
+_alloc_pd = _sig("ibv_alloc_pd", _P, _P)
+_dealloc_pd = _sig("ibv_dealloc_pd", C.c_int, _P)
+_create_cq = _sig("ibv_create_cq", _P, _P, C.c_int, _P, _P, C.c_int)
+_destroy_cq = _sig("ibv_destroy_cq", C.c_int, _P)
+_create_qp = _sig("ibv_create_qp", _P, _P, C.POINTER(_QpInit))
+_destroy_qp = _sig("ibv_destroy_qp", C.c_int, _P)
+_attach = _sig("ibv_attach_mcast", C.c_int, _P, C.c_char_p, C.c_uint16)
+_detach = _sig("ibv_detach_mcast", C.c_int, _P, C.c_char_p, C.c_uint16)
+_reg_iova = _sig("ibv_reg_mr_iova", _P, _P, _P, C.c_size_t, C.c_uint64, C.c_int)
+_dereg = _sig("ibv_dereg_mr", C.c_int, _P)
+
+
+def _ptr(p):
+    """A pointer result, or the errno the call set."""
+    return (p, 0) if p else (None, C.get_errno())
+
+
+class Raw:
+    """One context with one PD and one CQ for the ctypes verbs."""
+
+    def __init__(self, dev_name):
+        n = C.c_int()
+        lst = _get_list(C.byref(n))
+        dev = next(lst[i] for i in range(n.value) if _get_name(lst[i]).decode() == dev_name)
+        self.ctx = _open(dev)
+        _free_list(lst)
+        self.pd = _alloc_pd(self.ctx)
+        self.cq = _create_cq(self.ctx, 16, None, None, 0)
+        if not (self.ctx and self.pd and self.cq):
+            raise OSError(C.get_errno(), "raw context")
+        self.bufs = {}
+
+    def create_qp(self, qp_type):
+        a = _QpInit(send_cq=self.cq, recv_cq=self.cq, qp_type=qp_type,
+                    cap=_Cap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1))
+        return _ptr(_create_qp(self.pd, C.byref(a)))
+
+    def destroy_qp(self, qp):
+        return _destroy_qp(qp)
+
+    def attach_mcast(self, qp, gid):
+        return _attach(qp, gid, 0)
+
+    def detach_mcast(self, qp, gid):
+        return _detach(qp, gid, 0)
+
+    def reg_mr_iova(self, length, iova, access):
+        buf = C.create_string_buffer(length)
+        mr, err = _ptr(_reg_iova(self.pd, C.addressof(buf), length, iova, access))
+        if mr:
+            self.bufs[mr] = buf
+        return mr, err
+
+    def dereg_mr(self, mr):
+        ret = _dereg(mr)
+        if ret == 0:
+            del self.bufs[mr]
+        return ret
+
+    def close(self):
+        for p, f in ((self.cq, _destroy_cq), (self.pd, _dealloc_pd), (self.ctx, _close)):
+            if f(p) != 0:
+                raise OSError(C.get_errno(), "raw teardown")
