@@ -58,7 +58,8 @@ class Run:
     # -- checking -------------------------------------------------------
     def call(self, text, fn, want):
         """Run FN (a verb returning an errno, 0, or raising), compare with WANT
-        (0, an errno or ANY) and return its result (None when it failed)."""
+        (0, an errno or ANY). Returns None when the call failed, else its
+        result (True for a verb that returns nothing)."""
         self.log.append(text)
         got, res = 0, None
         try:
@@ -78,7 +79,9 @@ class Run:
                   f"want {self.name(want)}, got {self.name(got)}")
             for i, t in enumerate(self.log, 1):
                 print(f"    {i:4} {t}")
-        return res if got == 0 else None
+        if got != 0:
+            return None
+        return True if res is None else res
 
     @staticmethod
     def name(code):
@@ -103,7 +106,7 @@ class Run:
         # pyverbs closes a PD's children first, so only idle PDs are freed.
         pd = self.pick(self.pds, lambda p: not any(o["pd"] is p for o in self.qps + self.mrs
                                                    + self.mws))
-        if pd and self.call("ibv_dealloc_pd(pd)", pd.close, 0) is None:
+        if pd and self.call("ibv_dealloc_pd(pd)", pd.close, 0):
             self.pds.remove(pd)
 
     def create_cq(self):
@@ -119,7 +122,7 @@ class Run:
 
     def destroy_cq(self):
         cq = self.pick(self.cqs, lambda c: not any(q["cq"] is c for q in self.qps))
-        if cq and self.call("ibv_destroy_cq(cq)", cq.close, 0) is None:
+        if cq and self.call("ibv_destroy_cq(cq)", cq.close, 0):
             self.cqs.remove(cq)
 
     # -- QP -------------------------------------------------------------
@@ -183,12 +186,12 @@ class Run:
             fn = lambda a: q["qp"].modify(QPAttr(qp_state=t), e.IBV_QP_STATE)  # noqa: E731
         if fn == q["qp"].to_rtr and s == M.RTR:
             return
-        if self.call(f"ibv_modify_qp({names[s]} -> {names[t]})", lambda: fn(a), 0) is None:
+        if self.call(f"ibv_modify_qp({names[s]} -> {names[t]})", lambda: fn(a), 0):
             q["state"] = t
 
     def destroy_qp(self):
         q = self.pick(self.qps)
-        if q and self.call("ibv_destroy_qp(qp)", q["qp"].close, 0) is None:
+        if q and self.call("ibv_destroy_qp(qp)", q["qp"].close, 0):
             self.qps.remove(q)
 
     # -- MR, MW ---------------------------------------------------------
@@ -228,7 +231,7 @@ class Run:
             return
         want = ANY if m["windows"] else 0
         why = " [a window is bound]" if m["windows"] else ""
-        if self.call(f"ibv_dereg_mr(mr){why}", m["mr"].close, want) is None and want == 0:
+        if self.call(f"ibv_dereg_mr(mr){why}", m["mr"].close, want) and want == 0:
             self.mrs.remove(m)
 
     def alloc_mw(self):
@@ -247,7 +250,7 @@ class Run:
 
     def dealloc_mw(self):
         w = self.pick(self.mws)
-        if w and self.call("ibv_dealloc_mw(mw)", w["mw"].close, 0) is None:
+        if w and self.call("ibv_dealloc_mw(mw)", w["mw"].close, 0):
             self.mws.remove(w)
             if w["mr"]:
                 w["mr"]["windows"] -= 1
@@ -275,7 +278,7 @@ class Run:
         info = MWBindInfo(m["mr"], m["mr"].buf + off, n, acc)
         text = f"ibv_bind_mw(rc qp, type 1 mw, mr+{off}, length={n}, access={acc:#x})"
         if self.call(text, lambda: q["qp"].bind_mw(w["mw"], MWBind(info, e.IBV_SEND_SIGNALED)),
-                     0) is not None:
+                     0) is None:
             return
         st = self.completion(q)
         self.call(f"  completion of the bind: status {st}", lambda: st, 0)
@@ -315,7 +318,7 @@ class Run:
             x.wr_set_sge(SGE(0, 8, 0))
             want, text = ANY, ("ibv_wr_start; ibv_wr_atomic_fetch_add; ibv_wr_complete"
                                " [operation not in send_ops_flags]")
-        if self.call(text, x.wr_complete, want) is None and how == "write":
+        if self.call(text, x.wr_complete, want) and how == "write":
             st = self.completion(q)
             self.call(f"  completion of the write: status {st}", lambda: st, 0)
             if st != 0:
@@ -346,16 +349,16 @@ class Run:
         elif op == "attach":
             twice = " (again)" if g in groups else ""
             if self.call(f"ibv_attach_mcast(ud qp, group {g}){twice}",
-                         lambda: self.raw.attach_mcast(qp, gid), 0) is None:
+                         lambda: self.raw.attach_mcast(qp, gid), 0):
                 groups.add(g)
         elif op == "detach" and (g in groups or self.bad()):
             want = 0 if g in groups else ANY
             why = "" if g in groups else " [not attached]"
             if self.call(f"ibv_detach_mcast(ud qp, group {g}){why}",
-                         lambda: self.raw.detach_mcast(qp, gid), want) is None:
+                         lambda: self.raw.detach_mcast(qp, gid), want):
                 groups.discard(g)
         elif op == "destroy" and not groups:
-            if self.call("ibv_destroy_qp(raw qp)", lambda: self.raw.destroy_qp(qp), 0) is None:
+            if self.call("ibv_destroy_qp(raw qp)", lambda: self.raw.destroy_qp(qp), 0):
                 self.raw_qps.remove(r)
 
     # -- the walk -------------------------------------------------------
