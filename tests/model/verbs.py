@@ -180,9 +180,11 @@ VERBS = {
         "int ibv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)",
         {"qp": Arg("struct ibv_qp *", valid="a UC, RC or XRC_SEND QP in RTS"),
          "mw": Arg("struct ibv_mw *", valid="a type 1 window of the QP's PD"),
-         "mw_bind.bind_info.mr": Arg("struct ibv_mr *", valid="an MR with MW_BIND access"),
+         "mw_bind.bind_info.mr": Arg("struct ibv_mr *", valid="an MR with MW_BIND access",
+                                     invalid={"MR without MW_BIND": ("mr", None)}),
          "mw_bind.bind_info.addr": Arg("uint64_t", valid="within the MR with length"),
-         "mw_bind.bind_info.length": Arg("uint64_t", valid="0 (unbind) .. rest of the MR"),
+         "mw_bind.bind_info.length": Arg("uint64_t", valid="0 (unbind) .. rest of the MR",
+                                         invalid={"one byte past the MR": ("rest+1", None)}),
          "mw_bind.bind_info.mw_access_flags": Arg(
              "unsigned int", valid="REMOTE_WRITE REMOTE_READ REMOTE_ATOMIC ZERO_BASED")},
         "errno", requires={"qp": RTS}, leaves={"mw": "bound; new rkey in mw->rkey"},
