@@ -106,8 +106,11 @@ if [ "$mode" = fault ] || [ "$mode" = fault10 ]; then
 	run "ib_write_bw, lossy" ib_write_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 100 -s 16384
 	run "ib_read_bw, lossy" ib_read_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 100 -s 16384
 	run "ib_atomic_bw, lossy" ib_atomic_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
-	# RC must hide the loss completely; UC/UD may lose whole messages
-	traffic "lossy" --lossy -s 6
+	# RC must hide the loss completely; UC/UD may lose whole messages.
+	# Go-back-N resends whole windows, so big messages crawl through loss:
+	# up to 64 KiB here, and two RC messages of 1 MiB.
+	traffic "lossy" --lossy -s 6 --max-size 65537
+	traffic "lossy, 1 MiB" --lossy -s 8 -c rc-write,rc-read -n 2 --budget 2 --max-size 1048579
 	rm -rf "$log"
 	exit $fail
 fi
