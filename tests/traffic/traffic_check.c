@@ -106,8 +106,12 @@
  * message spans at most this many, so that a clean link must deliver all.
  */
 #define UNRELIABLE_FRAMES 128
-/* --lossy: a UC message of more frames rarely survives (0.9^8 = 43%) */
-#define LOSSY_UC_FRAMES	8
+/*
+ * --lossy: a UC message of more frames rarely survives: any lost,
+ * duplicated or reordered frame discards it (10% loss, 5% duplication and
+ * 10% reordering each way leave a 5-frame message about 1 chance in 8).
+ */
+#define LOSSY_UC_FRAMES	2
 #define MAX_SIZE	((4u << 20) + 1)
 #define DIM(a)		(sizeof(a) / sizeof((a)[0]))
 
