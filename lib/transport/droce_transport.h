@@ -320,7 +320,8 @@ struct droce_tqp {
 		uint32_t epsn;		/**< next expected PSN */
 		uint32_t msn;		/**< messages completed */
 		bool nak_sent;		/**< one NAK per sequence gap (IBA C9-111) */
-		bool ack_pending;	/**< coalesced ACK to send at poll */
+		bool ack_pending;	/**< coalesced ACK (or sequence NAK) to send at poll */
+		bool ack_is_nak;	/**< ... it is the gap's NAK, for ack_psn = epsn */
 		uint32_t ack_psn;
 		uint8_t last_opf_mid;	/**< 0, or SEND/WRITE flag of an unfinished message */
 		bool have_rwqe;		/**< SEND in progress holds a receive WQE */

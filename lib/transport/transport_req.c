@@ -297,7 +297,13 @@ comp_nak(struct droce_tqp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
 	uint8_t code = droce_aeth_value(pkt->aeth.syndrome);
 
-	comp_ack_upto(qp, droce_psn_add(pkt->psn, DROCE_24BIT_MASK), false, now);
+	/*
+	 * Like an ACK, a sequence NAK says all before its PSN arrived: one past
+	 * a READ or atomic still unanswered means that response was lost (the
+	 * responder sends its NAK behind the responses it owes), so ask again.
+	 */
+	comp_ack_upto(qp, droce_psn_add(pkt->psn, DROCE_24BIT_MASK), code == DROCE_NAK_PSN_SEQ,
+		      now);
 	if (qp->state == DROCE_TQP_ERR)
 		return;
 	switch (code) {

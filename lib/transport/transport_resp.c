@@ -187,8 +187,11 @@ resp_duplicate(struct droce_tqp *qp, const struct droce_pkt *pkt)
 			res_set_pending(qp, r, true);
 		return;
 	}
-	/* SEND/WRITE: acknowledge what we have (IBA 9.7.5.1.2) */
+	/* SEND/WRITE: acknowledge what we have (IBA 9.7.5.1.2); a NAK queued says it too */
+	if (qp->resp.ack_pending && qp->resp.ack_is_nak)
+		return;
 	qp->resp.ack_pending = true;
+	qp->resp.ack_is_nak = false;
 	qp->resp.ack_psn = droce_psn_add(qp->resp.epsn, DROCE_24BIT_MASK);
 }
 
@@ -484,9 +487,14 @@ resp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame,
 			if (!qp->resp.nak_sent) {	/* IBA C9-111: one NAK per gap */
 				qp->resp.nak_sent = true;
 				TQP_CNT(qp, SEQ_NAKS_TX);
-				qp->resp.ack_pending = false;
-				resp_send_aeth(qp, DROCE_OP_RC_ACKNOWLEDGE, qp->resp.epsn,
-					       droce_aeth_syn_nak(DROCE_NAK_PSN_SEQ), NULL, 0);
+				/*
+				 * Sent from resp_poll(), behind the READ responses and
+				 * atomic replies still owed: ahead of them it would name
+				 * a PSN past a READ the requester still waits for.
+				 */
+				qp->resp.ack_pending = true;
+				qp->resp.ack_is_nak = true;
+				qp->resp.ack_psn = qp->resp.epsn;
 			}
 			return;
 		}
@@ -550,6 +558,10 @@ resp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame,
 	if (!rc)
 		return;
 	qp->resp.nak_sent = false;
+	if (qp->resp.ack_is_nak) {	/* the gap is filled: a NAK still queued is stale */
+		qp->resp.ack_is_nak = false;
+		qp->resp.ack_pending = false;
+	}
 	if (d->flags & DROCE_OPF_READ) {
 		qp->resp.epsn = droce_psn_add(pkt->psn, tqp_npsn(pkt->reth.len, qp->attr.mtu));
 		qp->resp.ack_pending = false;	/* the responses carry the ACK */
@@ -562,6 +574,7 @@ resp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *frame,
 	}
 	if (pkt->ackreq) {
 		qp->resp.ack_pending = true;	/* coalesced: sent at the next poll */
+		qp->resp.ack_is_nak = false;
 		qp->resp.ack_psn = pkt->psn;
 	}
 }
@@ -648,10 +661,15 @@ resp_poll(struct droce_tqp *qp, unsigned int budget)
 		}
 		busy |= r->pending;
 	}
-	/* a later ACK must not overtake responses still owed (IBA 9.7.5.1.2) */
+	/* a later ACK or NAK must not overtake responses still owed (IBA 9.7.5.1.2) */
 	if (qp->resp.ack_pending && !busy && sent < budget && qp->state != DROCE_TQP_ERR) {
 		qp->resp.ack_pending = false;
-		resp_ack(qp, qp->resp.ack_psn);
+		if (qp->resp.ack_is_nak)
+			resp_send_aeth(qp, DROCE_OP_RC_ACKNOWLEDGE, qp->resp.ack_psn,
+				       droce_aeth_syn_nak(DROCE_NAK_PSN_SEQ), NULL, 0);
+		else
+			resp_ack(qp, qp->resp.ack_psn);
+		qp->resp.ack_is_nak = false;
 		sent++;
 	}
 	return sent;

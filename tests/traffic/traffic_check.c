@@ -98,7 +98,7 @@
 #define ROUND_MAX	256		/* messages per round */
 #define ATOM_WORDS	8
 #define QKEY		0x11111111u
-#define QUIET_MS	300		/* lossy UC/UD: nothing more for this long = done */
+#define QUIET_MS	200		/* lossy UC/UD: nothing more for this long = done */
 /*
  * UC and UD have nothing that recovers a frame the receiver dropped, and a
  * receiver that falls behind drops (af_packet's ring holds 512 frames). So
@@ -106,6 +106,12 @@
  * message spans at most this many, so that a clean link must deliver all.
  */
 #define UNRELIABLE_FRAMES 128
+/*
+ * --lossy: a UC message of more frames rarely survives: any lost,
+ * duplicated or reordered frame discards it (10% loss, 5% duplication and
+ * 10% reordering each way leave a 5-frame message about 1 chance in 8).
+ */
+#define LOSSY_UC_FRAMES	2
 #define MAX_SIZE	((4u << 20) + 1)
 #define DIM(a)		(sizeof(a) / sizeof((a)[0]))
 
@@ -719,27 +725,54 @@ layout_restore(struct tc *t, const struct round *r, const struct layout *L)
 	}
 }
 
-enum chk_mode { CHK_EXACT, CHK_OR_FILL, CHK_QUIET };
+/* Do the 16 bytes from data byte i hold the message moved by one? */
+static const char *
+shift_hint(const struct tc *t, const struct round *r, const struct layout *L, uint64_t seq,
+	   uint32_t skip, uint64_t i)
+{
+	uint8_t have[16];
+	uint64_t n = r->size - i < 16 ? r->size - i : 16, b;
+	bool back = i > 0, fwd = i + n < r->size;
+	struct gen g;
+
+	if (i >= r->size || n < 4)
+		return "";
+	gen_init(&g, r, seq);
+	stream_read(t, L, skip + i, have, n);
+	for (b = 0; b < n; b++) {
+		back = back && have[b] == gen_byte(&g, i + b - 1);
+		fwd = fwd && have[b] == gen_byte(&g, i + b + 1);
+	}
+	return back ? " (the message moved up one byte)" :
+	       fwd ? " (the message moved down one byte)" : "";
+}
+
+enum chk_mode {
+	CHK_EXACT,		/* every data byte there */
+	CHK_OR_FILL,		/* a data byte may still hold the fill */
+	CHK_QUIET,		/* CHK_EXACT, recording nothing */
+	CHK_QUIET_OR_FILL,	/* CHK_OR_FILL, recording nothing */
+};
 
 /*
  * Check a message in a layout: stream bytes [0, skip) are not data (the GRH
  * area), then size bytes of message seq, then slack that must hold the
- * fill. CHK_OR_FILL lets a data byte still hold the fill (an unsignalled UC
- * WRITE that lost packets); CHK_QUIET records nothing.
- * @return 0 all data there, 1 some still fill (CHK_OR_FILL), -1 wrong bytes.
+ * fill.
+ * @return 0 all data there, 1 some still fill (the *_OR_FILL modes), -1 wrong bytes.
  */
 static int
 layout_check(struct tc *t, const struct round *r, const struct layout *L, uint64_t seq,
 	     uint32_t skip, enum chk_mode mode, const char *what)
 {
-	struct gen g, g2;
+	bool quiet = mode == CHK_QUIET || mode == CHK_QUIET_OR_FILL;
+	bool or_fill = mode == CHK_OR_FILL || mode == CHK_QUIET_OR_FILL;
+	struct gen g;
 	uint64_t pos = 0, bad = 0, first_bad = 0, fills = 0;
 	uint8_t have0 = 0, want0 = 0;
 	const char *hint = "";
 	int j;
 
 	gen_init(&g, r, seq);
-	g2 = g;
 	for (j = 0; j < L->n; j++) {
 		uint64_t x = (uint64_t)L->p[j].lane * LANE_BYTES + L->p[j].off;
 		uint32_t b;
@@ -753,7 +786,7 @@ layout_check(struct tc *t, const struct round *r, const struct layout *L, uint64
 			want = pos - skip < r->size ? gen_byte(&g, pos - skip) : fill;
 			if (have == want)
 				continue;
-			if (mode == CHK_OR_FILL && pos - skip < r->size && have == fill) {
+			if (or_fill && pos - skip < r->size && have == fill) {
 				fills++;
 				continue;
 			}
@@ -765,21 +798,21 @@ layout_check(struct tc *t, const struct round *r, const struct layout *L, uint64
 				want0 = want;
 				if (i >= r->size)
 					hint = " (receive slack written)";
-				else if (have == fill)
+				else
+					hint = shift_hint(t, r, L, seq, skip, i);
+				if (*hint == '\0' && have == fill)
+					hint = shift_hint(t, r, L, seq, skip, i + 1);
+				if (*hint == '\0' && have == fill)
 					hint = " (never written: still the fill)";
-				else if (i > 0 && have == gen_byte(&g2, i - 1))
-					hint = " (holds byte i-1: shifted)";
-				else if (i + 1 < r->size && have == gen_byte(&g2, i + 1))
-					hint = " (holds byte i+1: shifted)";
 			}
-			if (mode == CHK_QUIET)
+			if (quiet)
 				return -1;
 		}
 	}
 	t->bytes_checked += L->total;
 	if (bad == 0)
 		return fills ? 1 : 0;
-	if (mode != CHK_QUIET)
+	if (!quiet)
 		rfail(t, "%s seq %" PRIu64 ": %" PRIu64 " bad byte(s) of %u, first at %" PRIu64
 		      ": 0x%02x, want 0x%02x%s", what, seq & 0xffffffffu, bad, r->size,
 		      first_bad, have0, want0, hint);
@@ -948,8 +981,10 @@ setup(struct tc *t)
 	int n, i, tp;
 
 	list = ibv_get_device_list(&n);
-	if (list == NULL || n == 0)
-		die("no RDMA device");
+	if (list == NULL || n == 0) {
+		errno = errno ? errno : ENODEV;
+		die("ibv_get_device_list lists no device");
+	}
 	for (i = 0; i < n; i++)
 		if (t->o.dev == NULL || strcmp(ibv_get_device_name(list[i]), t->o.dev) == 0)
 			break;
@@ -1311,14 +1346,16 @@ check_grh(struct tc *t, const uint8_t *g, uint64_t seq)
 
 /*
  * Which message a lossy UC/UD receive holds: from the immediate, from the
- * header, or (a tiny plain SEND) the next one whose bytes match.
+ * header, or (a tiny plain SEND) one whose bytes match, the next unseen one
+ * first; -1 if none does. Any message of this case so far may come (late
+ * or twice), not only this round's.
  */
 static int64_t
 identify(struct tc *t, const struct round *r, const struct ibv_wc *wc, const struct layout *L,
-	 uint32_t skip, int64_t last)
+	 uint32_t skip, int64_t last, const bool *seen)
 {
 	uint8_t hdr[HDR_BYTES];
-	int64_t seq, lo = (int64_t)r->first, hi = (int64_t)(r->first + r->n);
+	int64_t seq, lo = (int64_t)(r->first & ~0xffffffffull), hi = (int64_t)(r->first + r->n);
 
 	if (op_has_imm(r->op)) {
 		uint32_t imm = ntohl(wc->imm_data);
@@ -1332,10 +1369,14 @@ identify(struct tc *t, const struct round *r, const struct ibv_wc *wc, const str
 		stream_read(t, L, skip, hdr, HDR_BYTES);
 		return (int64_t)((r->first & ~0xffffffffull) | get_le32(hdr));
 	}
-	for (seq = last + 1 > lo ? last + 1 : lo; seq < hi; seq++)
+	for (seq = last + 1; seq < hi; seq++)
+		if (!seen[seq - (int64_t)r->first] &&
+		    layout_check(t, r, L, (uint64_t)seq, skip, CHK_QUIET, "") == 0)
+			return seq;
+	for (seq = hi - 1; seq >= lo; seq--)
 		if (layout_check(t, r, L, (uint64_t)seq, skip, CHK_QUIET, "") == 0)
 			return seq;
-	return last + 1;
+	return -1;
 }
 
 /* Take the round's receive completions. dseq[k] = message in receive k. */
@@ -1359,9 +1400,11 @@ collect_recvs(struct tc *t, const struct round *r, int64_t *dseq, struct stats *
 		int64_t seq;
 
 		if (cq_next(t, t->rcq, &wc, lossy ? QUIET_MS : t->o.wait_s * 1000) == 0) {
-			if (!lossy)
+			if (!lossy) {
 				rfail(t, "%u of %u messages arrived (none more in %d s)", k, r->n,
 				      t->o.wait_s);
+				t->broken = true;	/* its receives would take the next round's */
+			}
 			break;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
@@ -1387,19 +1430,20 @@ collect_recvs(struct tc *t, const struct round *r, int64_t *dseq, struct stats *
 		if (op_is_send(r->op))
 			layout_of(r, false, t->max_sge, k, &L);
 		if (lossy) {
-			seq = identify(t, r, &wc, &L, grh, last);
-			if (seq < (int64_t)r->first || seq >= (int64_t)(r->first + r->n)) {
-				rfail(t, "receive %u holds seq %" PRId64 ", not one of this round's",
+			seq = identify(t, r, &wc, &L, grh, last, seen);
+			if (seq < (int64_t)(r->first & ~0xffffffffull) ||
+			    seq >= (int64_t)(r->first + r->n)) {
+				rfail(t, "receive %u holds no message of this case (seq %" PRId64 ")",
 				      k, seq & 0xffffffff);
 				continue;
 			}
-			if (seen[seq - (int64_t)r->first])
-				st->dup++;
-			else if (seq < last)
-				st->reorder++;
-			if (!seen[seq - (int64_t)r->first])
+			if (seq < (int64_t)r->first || seen[seq - (int64_t)r->first]) {
+				st->dup++;	/* a copy, or late from an earlier round */
+			} else {
+				st->reorder += seq < last;
 				st->delivered++;
-			seen[seq - (int64_t)r->first] = true;
+				seen[seq - (int64_t)r->first] = true;
+			}
 			if (seq > last)
 				last = seq;
 		} else {
@@ -1426,16 +1470,22 @@ collect_recvs(struct tc *t, const struct round *r, int64_t *dseq, struct stats *
 		}
 		if (op_is_send(r->op))
 			dseq[k] = seq;
-		else
+		else if (seq >= (int64_t)r->first)
 			dseq[seq - (int64_t)r->first] = seq;	/* WRITE_IMM: that target landed */
 	}
 	if (lossy && k < r->n) {
 		st->resync = true;
 		qp_resync(t, r->tp, r->n - k);
+	} else if (lossy) {
+		/* copies still on the way find no receive now, not the next round's */
+		usleep(QUIET_MS * 1000);
 	}
 }
 
-/* An unsignalled UC WRITE completes nowhere: wait until its bytes are there. */
+/*
+ * An unsignalled UC WRITE completes nowhere: wait while its bytes are still
+ * arriving (some still hold the fill, none is wrong); round_verify() judges.
+ */
 static void
 wait_landed(struct tc *t, const struct round *r)
 {
@@ -1446,10 +1496,10 @@ wait_landed(struct tc *t, const struct round *r)
 		struct layout L;
 
 		layout_of(r, false, t->max_sge, k, &L);
-		if (layout_check(t, r, &L, r->first + k, 0, CHK_QUIET, "") == 0)
-			k++;
-		else
+		if (layout_check(t, r, &L, r->first + k, 0, CHK_QUIET_OR_FILL, "") == 1)
 			usleep(1000);
+		else
+			k++;
 	}
 }
 
@@ -1524,8 +1574,7 @@ serve(struct tc *t)
 			else
 				wait_landed(t, &r);
 		}
-		if (!t->broken)
-			round_verify(t, &r, dseq, &st);
+		round_verify(t, &r, dseq, &st);	/* what landed, even after an error */
 		rounds++;
 		failed += t->fails > 0;
 		v[0] = (uint64_t)t->fails;
@@ -1695,7 +1744,8 @@ make_cases(struct tc *t, struct tcase *c, int max)
 				uint64_t cnt = t->o.budget / size;
 
 				if ((tp == TP_UD && size > m) ||
-				    (tp == TP_UC && size > UNRELIABLE_FRAMES * m))
+				    (tp == TP_UC && size > (t->o.lossy ? LOSSY_UC_FRAMES :
+							     UNRELIABLE_FRAMES) * m))
 					continue;
 				if (cnt > t->o.count || op_is_atomic(op))
 					cnt = t->o.count;
@@ -1733,6 +1783,7 @@ run_case(struct tc *t, const struct tcase *c, uint64_t pass, uint64_t *msgs)
 	uint64_t stride = round_stride(c->size);
 	uint32_t per = op_is_atomic(c->op) ? ROUND_MAX : (uint32_t)(LANE_BYTES / stride);
 	uint32_t done = 0, delivered = 0, dup = 0, reorder = 0, resyncs = 0;
+	int64_t start = now_ms();
 	int fails = 0;
 	char why[256] = "";
 
@@ -1813,11 +1864,13 @@ run_case(struct tc *t, const struct tcase *c, uint64_t pass, uint64_t *msgs)
 		printf("FAIL %s %s %u B x %u: %s%s\n", tp_name[c->tp], op_name[c->op], c->size,
 		       c->count, why, fails > 1 ? " (and more)" : "");
 	} else if (t->o.lossy && c->tp != TP_RC) {
-		printf("ok   %s %s %u B x %u: %u delivered intact, %u lost, %u duplicated, "
-		       "%u reordered, %u resets\n", tp_name[c->tp], op_name[c->op], c->size,
-		       c->count, delivered, c->count - delivered, dup, reorder, resyncs);
+		printf("ok   %s %s %u B x %u: %u delivered intact, %u lost, %u out of order, "
+		       "%u duplicated or late, %u resets (%.2f s)\n", tp_name[c->tp],
+		       op_name[c->op], c->size, c->count, delivered, c->count - delivered, reorder,
+		       dup, resyncs, (now_ms() - start) / 1000.0);
 	} else {
-		printf("ok   %s %s %u B x %u\n", tp_name[c->tp], op_name[c->op], c->size, c->count);
+		printf("ok   %s %s %u B x %u (%.2f s)\n", tp_name[c->tp], op_name[c->op], c->size,
+		       c->count, (now_ms() - start) / 1000.0);
 	}
 	fflush(stdout);
 	return fails == 0;

@@ -6,7 +6,8 @@
  * Error paths: RNR (the requester waits the advertised delay, retries,
  * exhausts), protection (NAK remote access error on the wire, error
  * completion, target untouched; a receive SGE failing its check: NAK
- * remote operational error), retry exhaustion, one NAK per PSN gap,
+ * remote operational error), retry exhaustion, one NAK per PSN gap
+ * and behind the READ responses owed,
  * flushing on the error state, CQ overflow, the fence, SQD's drain.
  */
 
@@ -444,6 +445,86 @@ START_TEST(test_one_nak_per_sequence_gap)
 }
 END_TEST
 
+/* Order on the wire of node 1's READ response and its sequence NAK. */
+struct nak_order_log {
+	int seq;
+	int read_resp;
+	int seq_nak;
+	uint32_t drop_psn;
+	bool drop_armed;
+	bool drop_read_resp;	/* lose the READ response too, once */
+};
+
+static bool
+nak_order_sniff(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
+{
+	struct nak_order_log *l = arg;
+
+	(void)sim;
+	l->seq++;
+	if (from == 0 && l->drop_armed && pkt->psn == l->drop_psn) {
+		l->drop_armed = false;
+		return true;
+	}
+	if (from == 1 && pkt->opcode == DROCE_OP_RC_READ_RESPONSE_ONLY && l->read_resp == 0) {
+		l->read_resp = l->seq;
+		if (l->drop_read_resp)
+			return true;
+	}
+	if (from == 1 && pkt->opcode == DROCE_OP_RC_ACKNOWLEDGE && l->seq_nak == 0 &&
+	    pkt->aeth.syndrome == droce_aeth_syn_nak(DROCE_NAK_PSN_SEQ))
+		l->seq_nak = l->seq;
+	return false;
+}
+
+/*
+ * A READ, then two SENDs of which the first is lost: the responder owes the
+ * READ response when the gap shows, and its NAK must not overtake it (IBA
+ * 9.7.5.1.2: responses in PSN order). A NAK ahead of the response names a
+ * PSN past a READ the requester still waits for; it used to be ignored, and
+ * with the one NAK per gap spent, only the retransmit timer recovered.
+ * Loop 1 also loses the READ response: a NAK past an unanswered READ means
+ * its response was lost, and the requester asks again at once, as for an
+ * ACK past it.
+ */
+START_TEST(test_seq_nak_waits_behind_owed_read_responses)
+{
+	struct nak_order_log log = { .drop_read_resp = _i == 1 };
+	struct droce_send_wqe w;
+	struct test_pair p;
+	struct droce_cqe c;
+	int i;
+
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 5, 0);
+	p.sim->sniff = nak_order_sniff;
+	p.sim->sniff_arg = &log;
+	log.drop_psn = droce_psn_add(p.sim->node[0].qp[0].req.psn, 1);
+	log.drop_armed = true;
+	sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], 100, p.key[1]);
+	sim_post_recv(&p.sim->node[1], 0, 2, p.buf[1] + 100, 100, p.key[1]);
+	w = test_wqe(IBV_WR_RDMA_READ, 1, p.buf[0], 100, p.key[0]);
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 8192;
+	w.rkey = p.key[1];
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	for (i = 2; i <= 3; i++) {
+		w = test_wqe(IBV_WR_SEND, (uint64_t)i, p.buf[0] + 16384, 10, p.key[0]);
+		droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	}
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 3));
+	for (i = 1; i <= 3; i++) {
+		ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+		ck_assert_uint_eq(c.wr_id, (uint64_t)i);
+		ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	}
+	ck_assert_int_gt(log.read_resp, 0);
+	ck_assert_int_gt(log.seq_nak, log.read_resp);
+	/* the NAK, not the timer, brought the lost SEND back */
+	ck_assert_uint_eq(p.sim->node[0].qp[0].cnt[DROCE_TQP_CNT_TIMEOUTS], 0);
+	ck_assert_mem_eq(p.buf[0], p.buf[1] + 8192, 100);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 START_TEST(test_error_state_flushes_everything_outstanding)
 {
 	struct test_pair p;
@@ -627,6 +708,7 @@ tcase_transport_errors(void)
 	tcase_add_loop_test(tc, test_broken_receive_queue_fails_the_qp_never_rnr, 0, RQB_COUNT);
 	tcase_add_test(tc, test_retry_exhaustion_after_retry_cnt_timeouts);
 	tcase_add_test(tc, test_one_nak_per_sequence_gap);
+	tcase_add_loop_test(tc, test_seq_nak_waits_behind_owed_read_responses, 0, 2);
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);
 	tcase_add_test(tc, test_cq_overflow_moves_qp_to_error);
 	tcase_add_loop_test(tc, test_fence_holds_a_send_until_earlier_reads_complete, 0, 2);
