@@ -1312,7 +1312,8 @@ check_grh(struct tc *t, const uint8_t *g, uint64_t seq)
 
 /*
  * Which message a lossy UC/UD receive holds: from the immediate, from the
- * header, or (a tiny plain SEND) the next one whose bytes match.
+ * header, or (a tiny plain SEND) the next one whose bytes match, else an
+ * earlier one (a duplicate or a late message).
  */
 static int64_t
 identify(struct tc *t, const struct round *r, const struct ibv_wc *wc, const struct layout *L,
@@ -1334,6 +1335,9 @@ identify(struct tc *t, const struct round *r, const struct ibv_wc *wc, const str
 		return (int64_t)((r->first & ~0xffffffffull) | get_le32(hdr));
 	}
 	for (seq = last + 1 > lo ? last + 1 : lo; seq < hi; seq++)
+		if (layout_check(t, r, L, (uint64_t)seq, skip, CHK_QUIET, "") == 0)
+			return seq;
+	for (seq = lo; seq <= last && seq < hi; seq++)
 		if (layout_check(t, r, L, (uint64_t)seq, skip, CHK_QUIET, "") == 0)
 			return seq;
 	return last + 1;
