@@ -9,10 +9,11 @@
 # 4791 away from it.
 # Three phases, each with its own droced and capture (doc/interop.md):
 #   base   MTU 1500: Debian's tools, WRITE_WITH_IMM / SEND_WITH_INV
-#          (imm_inv, droce posting also through ibv_wr_*), UD multicast with
-#          members on both sides
+#          (imm_inv, droce posting also through ibv_wr_*), the traffic
+#          checker, UD multicast with members on both sides
 #   fault  droced behind its fault port (loss, duplication, reordering,
-#          corruption, both directions): perftest and imm_inv
+#          corruption, both directions): perftest, imm_inv, the traffic
+#          checker with --lossy
 #   jumbo  the VM rebooted with RXE_MTU=9000, rxehost at 9000: path MTU 4096
 # Every capture must pass droce-pcap verify and decode cleanly in tshark.
 # At the end of each phase droced must still run, hold no client object,
@@ -172,7 +173,8 @@ report() {
 	if [ "$2" = 0 ] && [ "$3" = 0 ]; then
 		notes=$(grep -h '^note' $out.c $out.s | sed 's/^note //; s/ (wc_flags.*//' | sort -u |
 			tr '\n' ';')
-		echo "ok   $1: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ |^ok:' $out.c | tail -n 1 | tr -s ' ')" \
+		echo "ok   $1: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ |^ok:|^traffic_check: .* run' $out.c |
+			tail -n 1 | tr -s ' ')" \
 			"${notes:+[$notes]}"
 	else
 		echo "FAIL $1: client exit $2, server exit $3"
@@ -191,6 +193,18 @@ capture() {	# phase name, then capture_check.sh's MAXBAD DROCE_MAC
 		echo "$r" | sed '1s/^/FAIL capture: /'
 		fail=1
 	fi
+}
+# The project's traffic checker (tests/traffic/traffic_check.c): every
+# byte at and around each message and every completion of RC, UC and UD
+# traffic; both sides' exit status decides. as_client, as_server or both,
+# then name and the options both sides get.
+TC=$build/tests/traffic/traffic_check
+traffic() {
+	case $1 in
+	as_client) as_client "traffic_check $2" "$TC drive $3" "-g" "$TC serve $3" ;;
+	as_server) as_server "traffic_check $2" "$TC serve $3" "-g" "$TC drive $3" ;;
+	both) traffic as_client "$2" "$3"; traffic as_server "$2" "$3" ;;
+	esac
 }
 # UD multicast: a sender on one side, members on both; each gets every
 # message exactly once. Sender side, group.
@@ -247,6 +261,11 @@ for role in as_client as_server; do
 	# the same, droce posting through the ibv_wr_* API (rxe's provider cannot)
 	$role "WRITE_WITH_IMM + SEND_WITH_INV, droce via ibv_wr_*" \
 		"$build/tests/interop/imm_inv -w -n 20" "-g" "$build/tests/interop/imm_inv -n 20"
+	# every case, 1 B to 4 MiB + 1, up to 2 MiB a case. QP timeout 1 s
+	# (--timeout 18): rxe sends the rest of a READ response before it serves
+	# a re-request, 0.5 s for 4 MiB under TCG, as long as the eight 67 ms
+	# timeouts droce waits before it gives up (doc/interop.md)
+	traffic $role "all cases" "--budget 2 --timeout 18 -s 11"
 done
 mcast droce 239.1.2.3
 mcast rxe 239.1.2.4
@@ -263,6 +282,12 @@ both "ib_write_bw, lossy" "ib_write_bw -n 100 -s 16384" "-x"
 # (doc/interop.md)
 both "ib_read_bw, lossy" "ib_read_bw -n 100 -s 16384 -u 18" "-x"
 both "WRITE_WITH_IMM + SEND_WITH_INV, lossy" "$build/tests/interop/imm_inv -l -n 64" "-g"
+# RC exact, UC and UD may lose messages; up to 5 packets a message, so that
+# UC ones get through. Not UC WRITE into rxe: after one lost packet of a
+# multi-packet UC WRITE, rxe drops every later message on that QP until the
+# QP is reset (doc/interop.md).
+traffic as_client "lossy" "--lossy --max-size 4097 -s 12 -c rc,uc-send,uc-send_imm,ud"
+traffic as_server "lossy" "--lossy --max-size 4097 -s 12"
 # the fault port's counters (telemetry; the port under it is not listed)
 fp=$("$build/app/ctl/droce-ctl" -p "$tag" raw /ethdev/list | tr -dc '0-9,' | cut -d, -f1)
 xs=$("$build/app/ctl/droce-ctl" -p "$tag" raw "/ethdev/xstats,$fp" | tr ',{}' '\n\n\n' | tr -d '" ')
@@ -298,6 +323,7 @@ both "rc_pingpong mtu 4096, 20000 B" "ibv_rc_pingpong -n 20 -s 20000 -m 4096 -c"
 both "ib_write_bw mtu 4096" "ib_write_bw -n 200 -m 4096" "-x"
 both "ib_read_bw mtu 4096" "ib_read_bw -n 200 -m 4096" "-x"
 both "WRITE_WITH_IMM + SEND_WITH_INV mtu 4096" "$build/tests/interop/imm_inv -m 4096 -n 20" "-g"
+traffic both "mtu 4096" "-m 4096 --budget 2 --timeout 18 -s 13"
 droced_stop jumbo
 "$R" capture-stop
 # full-size packets really crossed: 4096 B of payload + headers
