@@ -9,89 +9,31 @@
 #include <string.h>
 
 #include "cm_sim.h"
+#include "sim_timeq.h"
 
 struct cms_mad {
-	uint64_t t;
-	uint64_t seq;		/* ties keep send order */
+	struct sim_timeq_item q;	/* first: the queue hands it back */
 	int from;
 	int to;
 	uint8_t mad[DROCE_MAD_BYTES];
 };
 
-struct cms_queue {
-	struct cms_mad **heap;
-	size_t n;
-	size_t cap;
-	uint64_t seq;
-};
-
-static bool
-before(const struct cms_mad *a, const struct cms_mad *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static void
-queue_push(struct cms_queue *q, struct cms_mad *m)
-{
-	size_t i;
-
-	if (q->n == q->cap) {
-		q->cap = q->cap ? q->cap * 2 : 256;
-		q->heap = realloc(q->heap, q->cap * sizeof(*q->heap));
-		if (q->heap == NULL)
-			abort();
-	}
-	m->seq = q->seq++;
-	i = q->n++;
-	while (i > 0 && before(m, q->heap[(i - 1) / 2])) {
-		q->heap[i] = q->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	q->heap[i] = m;
-}
-
 static struct cms_mad *
-queue_pop(struct cms_queue *q)
+queue_pop(struct sim_timeq *q)
 {
-	struct cms_mad *top, *last;
-	size_t i = 0;
-
-	if (q->n == 0)
-		return NULL;
-	top = q->heap[0];
-	last = q->heap[--q->n];
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= q->n)
-			break;
-		if (c + 1 < q->n && before(q->heap[c + 1], q->heap[c]))
-			c++;
-		if (!before(q->heap[c], last))
-			break;
-		q->heap[i] = q->heap[c];
-		i = c;
-	}
-	if (q->n > 0)
-		q->heap[i] = last;
-	return top;
+	return (struct cms_mad *)sim_timeq_pop(q);
 }
 
 uint64_t
 cms_rand(struct cms *sim)
 {
-	/* xorshift64*: seeded, good enough for test impairments */
-	sim->rng ^= sim->rng >> 12;
-	sim->rng ^= sim->rng << 25;
-	sim->rng ^= sim->rng >> 27;
-	return sim->rng * 0x2545f4914f6cdd1dull;
+	return sim_rand64(&sim->rng);
 }
 
 static bool
 chance(struct cms *sim, double p)
 {
-	return p > 0 && (double)(cms_rand(sim) >> 11) / (double)(1ull << 53) < p;
+	return sim_chance(&sim->rng, p);
 }
 
 /* ---- the ops table of a node ---- */
@@ -101,7 +43,7 @@ node_send(void *ctx, const struct droce_cm_addr *to, const uint8_t *mad)
 {
 	struct cms_node *n = ctx;
 	struct cms *sim = n->sim;
-	struct cms_queue *q = sim->queue;
+	struct sim_timeq *q = sim->queue;
 	struct droce_cm_msg msg;
 	int dst, copies, c;
 
@@ -128,13 +70,13 @@ node_send(void *ctx, const struct droce_cm_addr *to, const uint8_t *mad)
 
 		if (m == NULL)
 			abort();
-		m->t = sim->now + sim->link.delay_ns;
+		m->q.t = sim->now + sim->link.delay_ns;
 		if (sim->link.reorder_ns && chance(sim, sim->link.reorder))
-			m->t += cms_rand(sim) % sim->link.reorder_ns;
+			m->q.t += cms_rand(sim) % sim->link.reorder_ns;
 		m->from = n->idx;
 		m->to = dst;
 		memcpy(m->mad, mad, DROCE_MAD_BYTES);
-		queue_push(q, m);
+		sim_timeq_push(q, &m->q);
 	}
 }
 
@@ -263,7 +205,7 @@ cms_new(uint64_t seed)
 
 	if (sim == NULL)
 		abort();
-	sim->queue = calloc(1, sizeof(struct cms_queue));
+	sim->queue = calloc(1, sizeof(struct sim_timeq));
 	sim->rng = seed ? seed : 1;
 	sim->link.delay_ns = 10 * 1000;
 	sim->link.reorder_ns = 1000 * 1000;
@@ -296,7 +238,7 @@ cms_new(uint64_t seed)
 void
 cms_free(struct cms *sim)
 {
-	struct cms_queue *q = sim->queue;
+	struct sim_timeq *q = sim->queue;
 	struct cms_mad *m;
 
 	while ((m = queue_pop(q)) != NULL)
@@ -387,7 +329,7 @@ cms_inject(struct cms *sim, int from, int to, const uint8_t *mad, uint32_t len)
 static uint64_t
 next_time(struct cms *sim)
 {
-	struct cms_queue *q = sim->queue;
+	struct sim_timeq *q = sim->queue;
 	uint64_t t = q->n ? q->heap[0]->t : 0;
 	int i;
 
@@ -403,7 +345,7 @@ next_time(struct cms *sim)
 bool
 cms_run(struct cms *sim, bool (*done)(struct cms *sim, void *arg), void *arg, uint64_t limit_ns)
 {
-	struct cms_queue *q = sim->queue;
+	struct sim_timeq *q = sim->queue;
 
 	for (;;) {
 		uint64_t t;

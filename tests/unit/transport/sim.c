@@ -11,87 +11,31 @@
 
 #include "droce_wire_gid.h"
 #include "sim.h"
+#include "sim_timeq.h"
 
 struct sim_frame {
-	uint64_t t;
-	uint64_t seq;		/* ties keep send order */
+	struct sim_timeq_item q;	/* first: the queue hands it back */
 	int to;
 	uint32_t len;
 	uint8_t data[];
 };
 
-struct sim_queue {
-	struct sim_frame **heap;
-	size_t n;
-	size_t cap;
-	uint64_t seq;
-};
-
-static bool
-frame_before(const struct sim_frame *a, const struct sim_frame *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static void
-queue_push(struct sim_queue *q, struct sim_frame *f)
-{
-	size_t i;
-
-	if (q->n == q->cap) {
-		q->cap = q->cap ? q->cap * 2 : 1024;
-		q->heap = realloc(q->heap, q->cap * sizeof(*q->heap));
-	}
-	f->seq = q->seq++;
-	i = q->n++;
-	while (i > 0 && frame_before(f, q->heap[(i - 1) / 2])) {
-		q->heap[i] = q->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	q->heap[i] = f;
-}
-
 static struct sim_frame *
-queue_pop(struct sim_queue *q)
+queue_pop(struct sim_timeq *q)
 {
-	struct sim_frame *top, *last;
-	size_t i = 0;
-
-	if (q->n == 0)
-		return NULL;
-	top = q->heap[0];
-	last = q->heap[--q->n];
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= q->n)
-			break;
-		if (c + 1 < q->n && frame_before(q->heap[c + 1], q->heap[c]))
-			c++;
-		if (!frame_before(q->heap[c], last))
-			break;
-		q->heap[i] = q->heap[c];
-		i = c;
-	}
-	if (q->n > 0)
-		q->heap[i] = last;
-	return top;
+	return (struct sim_frame *)sim_timeq_pop(q);
 }
 
 uint64_t
 sim_rand(struct sim *sim)
 {
-	/* xorshift64*: small, seeded, good enough for test impairments */
-	sim->rng ^= sim->rng >> 12;
-	sim->rng ^= sim->rng << 25;
-	sim->rng ^= sim->rng >> 27;
-	return sim->rng * 0x2545f4914f6cdd1dull;
+	return sim_rand64(&sim->rng);
 }
 
 static bool
 chance(struct sim *sim, double p)
 {
-	return p > 0 && (double)(sim_rand(sim) >> 11) / (double)(1ull << 53) < p;
+	return sim_chance(&sim->rng, p);
 }
 
 static struct sim_node *
@@ -180,11 +124,11 @@ sim_enqueue(struct sim *sim, int to, const uint8_t *frame, uint32_t len, uint64_
 {
 	struct sim_frame *f = malloc(sizeof(*f) + len);
 
-	f->t = sim->now + sim->link.delay_ns + extra;
+	f->q.t = sim->now + sim->link.delay_ns + extra;
 	f->to = to;
 	f->len = len;
 	memcpy(f->data, frame, len);
-	queue_push(sim->queue, f);
+	sim_timeq_push(sim->queue, &f->q);
 }
 
 static void
@@ -258,7 +202,7 @@ sim_new(uint64_t seed)
 	int i;
 
 	sim->rng = seed ? seed : 1;
-	sim->queue = calloc(1, sizeof(struct sim_queue));
+	sim->queue = calloc(1, sizeof(struct sim_timeq));
 	sim->link.delay_ns = 2000;
 	for (i = 0; i < 2; i++) {
 		struct sim_node *n = &sim->node[i];
@@ -279,7 +223,7 @@ sim_new(uint64_t seed)
 void
 sim_free(struct sim *sim)
 {
-	struct sim_queue *q = sim->queue;
+	struct sim_timeq *q = sim->queue;
 	struct sim_frame *f;
 
 	while ((f = queue_pop(q)) != NULL)
@@ -440,7 +384,7 @@ sim_dump(struct sim *sim)
 bool
 sim_run(struct sim *sim, bool (*done)(struct sim *sim, void *arg), void *arg, uint64_t limit_ns)
 {
-	struct sim_queue *q = sim->queue;
+	struct sim_timeq *q = sim->queue;
 
 	while (sim->now <= limit_ns) {
 		unsigned int work = 0, i;
