@@ -61,6 +61,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "tcp_rendezvous.h"
+
 #define REGION		16384u	/* per WRITE_WITH_IMM iteration */
 #define MAX_ITERS	64
 #define WIN		4096u	/* each memory window */
@@ -195,43 +197,20 @@ line_recv(int fd, char *buf, size_t size)
 static int
 tcp_connect(const struct opts *o)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai;
-	char port[16];
-	int fd, tries;
+	int fd = tcp_rendezvous_connect(o->host, o->port);
 
-	snprintf(port, sizeof(port), "%d", o->port);
-	if (getaddrinfo(o->host, port, &hints, &ai) != 0)
-		die("getaddrinfo");
-	/* the server may still be starting (it is slow under emulation) */
-	for (tries = 0; tries < 300; tries++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0)
-			die("socket");
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-			freeaddrinfo(ai);
-			return fd;
-		}
-		close(fd);
-		usleep(200000);
-	}
-	die("connect");
-	return -1;
+	if (fd < 0)
+		die("connect");
+	return fd;
 }
 
 static int
 tcp_accept(const struct opts *o)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
-	int one = 1, lfd, fd;
+	int fd = tcp_rendezvous_accept(o->port);
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(lfd, 1))
-		die("listen");
-	fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
 		die("accept");
-	close(lfd);
 	return fd;
 }
 

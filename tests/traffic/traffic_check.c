@@ -81,6 +81,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "tcp_rendezvous.h"
+
 #define TC_PORT		18530
 #define LANES		4		/* SGE j of a message lives in lane j (its own MR) */
 #define LANE_BYTES	(6u << 20)	/* one 4 MiB + 1 message with its margins */
@@ -459,44 +461,20 @@ ctl_recv(struct tc *t, uint32_t want, struct ctl *m)
 static int
 tcp_connect(const struct opts *o)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai;
-	char port[16];
-	int fd, tries, one = 1;
+	int fd = tcp_rendezvous_connect(o->host, o->port);
 
-	snprintf(port, sizeof(port), "%d", o->port);
-	if (getaddrinfo(o->host, port, &hints, &ai) != 0)
-		die("getaddrinfo");
-	for (tries = 0; tries < 300; tries++) {	/* the server may still be starting */
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0)
-			die("socket");
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-			freeaddrinfo(ai);
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			return fd;
-		}
-		close(fd);
-		usleep(100000);
-	}
-	die("connect");
-	return -1;
+	if (fd < 0)
+		die("connect");
+	return fd;
 }
 
 static int
 tcp_accept(const struct opts *o)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
-	int one = 1, lfd, fd;
+	int fd = tcp_rendezvous_accept(o->port);
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(lfd, 1))
-		die("listen");
-	fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
 		die("accept");
-	close(lfd);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
 }
 
