@@ -194,26 +194,6 @@ line_recv(int fd, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
-static int
-tcp_connect(const struct opts *o)
-{
-	int fd = tcp_rendezvous_connect(o->host, o->port);
-
-	if (fd < 0)
-		die("connect");
-	return fd;
-}
-
-static int
-tcp_accept(const struct opts *o)
-{
-	int fd = tcp_rendezvous_accept(o->port);
-
-	if (fd < 0)
-		die("accept");
-	return fd;
-}
-
 /* ---- verbs ---- */
 
 /* Next completion on cq, or exit after POLL_SECONDS. */
@@ -673,7 +653,10 @@ main(int argc, char **argv)
 	open_dev(&c);
 	link_create(&c, &c.link[0]);
 	link_create(&c, &c.link[1]);
-	c.sock = c.o.host ? tcp_connect(&c.o) : tcp_accept(&c.o);
+	c.sock = c.o.host ? tcp_rendezvous_connect(c.o.host, c.o.port) :
+			    tcp_rendezvous_accept(c.o.port);
+	if (c.sock < 0)
+		die(c.o.host ? "connect" : "accept");
 	exchange_and_connect(&c);
 	if (c.o.host) {
 		run_sender(&c, &c.link[0]);

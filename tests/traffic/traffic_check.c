@@ -458,26 +458,6 @@ ctl_recv(struct tc *t, uint32_t want, struct ctl *m)
 		bail("traffic_check: protocol: got frame %u, want %u", m->type, want);
 }
 
-static int
-tcp_connect(const struct opts *o)
-{
-	int fd = tcp_rendezvous_connect(o->host, o->port);
-
-	if (fd < 0)
-		die("connect");
-	return fd;
-}
-
-static int
-tcp_accept(const struct opts *o)
-{
-	int fd = tcp_rendezvous_accept(o->port);
-
-	if (fd < 0)
-		die("accept");
-	return fd;
-}
-
 /* ---- completions ---- */
 
 /*
@@ -1996,7 +1976,10 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	setup(t);
-	t->sock = t->client ? tcp_connect(&t->o) : tcp_accept(&t->o);
+	t->sock = t->client ? tcp_rendezvous_connect(t->o.host, t->o.port) :
+			      tcp_rendezvous_accept(t->o.port);
+	if (t->sock < 0)
+		die(t->client ? "connect" : "accept");
 	exchange(t);
 	ret = t->client ? drive(t) : serve(t);
 	close(t->sock);
