@@ -9,6 +9,7 @@
  *
  *   traffic_check serve [options]
  *   traffic_check drive [options] SERVER_IP
+ *   traffic_check drive --responder QPN:RKEY:ADDR:LEN[:PSN] [options] PEER_IP
  *
  * The client ("drive") runs a list of cases, each one transport, one
  * operation and one message size, in rounds; the server ("serve") is the
@@ -51,6 +52,18 @@
  * through. A round that left receives posted resets the UC/UD QPs (ERR,
  * flush, RESET, up again) so the next round starts clean.
  * Without --lossy, UC and UD must deliver every message, in order.
+ *
+ * --responder: no server and no TCP. The other end is a plain RC
+ * responder (droce-testpmd --mode responder) at PEER_IP with QPN (PSN,
+ * default 0), whose LEN bytes at ADDR (key RKEY) start as byte x = x mod
+ * 251. Only RC's one-sided operations: prints "qpn Q psn P" (give them to
+ * the responder), waits for a line "go" on stdin, then for each size from
+ * 1 B to --max-size: READs of memory nobody wrote (the pattern), WRITEs of
+ * messages as above and READs of them back (1 to 4 SGEs each, into fresh
+ * fill that is checked around them); FETCH_ADD and CMP_SWP chains whose
+ * every returned value and final word is exact; at the end a READ of all
+ * LEN bytes. A shadow of the responder's memory says what each READ must
+ * bring. Every completion is checked as above.
  *
  * Exit status: 0 every check passed, 1 a check failed (or the peer went
  * away, or a wait timed out), 2 setup failed, 3 the whole run overran
@@ -220,8 +233,16 @@ struct stats {
 	bool resync;		/* receives were left: UC/UD QPs reset */
 };
 
+/* --responder: the plain responder driven, and what its memory must hold. */
+struct rs {
+	uint32_t qpn, rkey, psn;
+	uint64_t addr, len;
+	uint8_t *shadow;
+};
+
 struct tc {
 	struct opts o;
+	struct rs rs;
 	bool client;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -1673,21 +1694,17 @@ post_and_reap(struct tc *t, struct round *r)
 	r->n = reaped;
 }
 
-/* The case list: every operation of every transport at sizes around
- * powers of two, the MTU and pages, up to several MiB (UD: the MTU). */
-static int
-make_cases(struct tc *t, struct tcase *c, int max)
+/* The message sizes: around powers of two, the MTU and pages, up to
+ * several MiB (and with_max: --max-size itself); sorted, no duplicates. */
+static uint32_t
+case_sizes(const struct tc *t, bool with_max, uint32_t *out)
 {
-	static const uint8_t ops[TP_N][OP_N] = {
-		{ 1, 1, 1, 1, 1, 1, 1 }, { 1, 1, 1, 1, 0, 0, 0 }, { 1, 1, 0, 0, 0, 0, 0 },
-	};
 	uint32_t m = t->mtu;
 	uint32_t sizes[] = { 1, 2, 63, 64, 255, 1023, 1024, 1025, m - 1, m, m + 1, 4095, 4096,
-			     4097, 65537, (1u << 20) + 3, (4u << 20) + 1 };
-	uint32_t ns = 0, i, j, tp, op;
-	int n = 0;
+			     4097, 65537, (1u << 20) + 3, (4u << 20) + 1,
+			     with_max ? t->o.max_size : 1 };
+	uint32_t ns = 0, i, j;
 
-	/* sort, drop duplicates */
 	for (i = 0; i < DIM(sizes); i++)
 		for (j = i + 1; j < DIM(sizes); j++)
 			if (sizes[j] < sizes[i]) {
@@ -1697,8 +1714,21 @@ make_cases(struct tc *t, struct tcase *c, int max)
 				sizes[j] = x;
 			}
 	for (i = 0; i < DIM(sizes); i++)
-		if ((ns == 0 || sizes[i] != sizes[ns - 1]) && sizes[i] <= t->o.max_size)
-			sizes[ns++] = sizes[i];
+		if ((ns == 0 || sizes[i] != out[ns - 1]) && sizes[i] <= t->o.max_size)
+			out[ns++] = sizes[i];
+	return ns;
+}
+
+/* The case list: every operation of every transport at every size (UD: up to the MTU). */
+static int
+make_cases(struct tc *t, struct tcase *c, int max)
+{
+	static const uint8_t ops[TP_N][OP_N] = {
+		{ 1, 1, 1, 1, 1, 1, 1 }, { 1, 1, 1, 1, 0, 0, 0 }, { 1, 1, 0, 0, 0, 0, 0 },
+	};
+	uint32_t m = t->mtu, sizes[32];
+	uint32_t ns = case_sizes(t, false, sizes), i, tp, op;
+	int n = 0;
 
 	for (tp = 0; tp < TP_N; tp++)
 		for (op = 0; op < OP_N; op++) {
@@ -1881,6 +1911,394 @@ drive(struct tc *t)
 	return failed || t->broken ? 1 : 0;
 }
 
+/* ---- driving a plain responder (--responder): no TCP partner ---- */
+
+static void usage(void);
+
+/*
+ * Its memory is LEN bytes at ADDR (key RKEY) that start as byte x = x mod
+ * 251 (droce-testpmd's pattern). A shadow here holds what every byte must
+ * be now: WRITEs and atomics update it, every READ is checked against it.
+ * Where things go in that memory:
+ */
+#define RS_ATOMS	0			/* the atomic words, atom_word_off() */
+#define RS_WRITES	(ATOM_WORDS * PAGE)	/* WRITE targets, up to half of it */
+#define RS_PERIOD	251
+#define RS_CHAIN	ROUND_MAX		/* atomics per chain */
+#define RS_SWEEP	(1u << 20)		/* the final READs of all of it */
+#define RS_MAX_SIZE	((300u << 10) + 1)	/* default --max-size */
+
+/* One operation on the responder's memory; the local side is L (in lanes). */
+struct rs_op {
+	enum ibv_wr_opcode op;
+	uint64_t roff;			/* offset in its memory */
+	uint64_t cmp_add, swap;
+	struct layout L;
+};
+
+static void
+rs_parse(struct tc *t, const char *s)
+{
+	unsigned long long v[5] = { 0, 0, 0, 0, 0 };
+	char *end;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		v[i] = strtoull(s, &end, 0);
+		if (end == s || (*end != ':' && *end != '\0'))
+			usage();
+		s = end + (*end == ':');
+		if (*end == '\0')
+			break;
+	}
+	if (i < 3 || *end != '\0' || v[3] == 0)
+		usage();
+	t->rs.qpn = (uint32_t)v[0];
+	t->rs.rkey = (uint32_t)v[1];
+	t->rs.addr = v[2];
+	t->rs.len = v[3];
+	t->rs.psn = (uint32_t)v[4] & 0xffffff;
+}
+
+/* Post ops[0..n) (wr_id first + k) with a window, reap each in order, check each. */
+static bool
+rs_batch(struct tc *t, struct rs_op *ops, uint32_t n, uint64_t first)
+{
+	static const enum ibv_wc_opcode want_op[] = {
+		[IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE, [IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ,
+		[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
+		[IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
+	};
+	struct ibv_qp *qp = t->qp[TP_RC];
+	uint32_t posted = 0, reaped = 0;
+	int fails = t->fails;
+
+	while (reaped < n) {
+		struct ibv_wc wc;
+
+		while (posted < n && posted - reaped < WINDOW) {
+			struct rs_op *o = &ops[posted];
+			struct ibv_send_wr wr = { .wr_id = first + posted, .opcode = o->op,
+						  .send_flags = IBV_SEND_SIGNALED }, *bad;
+			struct ibv_sge sge[MAX_SGE];
+			int j, ret;
+
+			for (j = 0; j < o->L.n; j++) {
+				sge[j].addr = (uintptr_t)lane_ptr(t, o->L.p[j].lane, o->L.p[j].off);
+				sge[j].length = o->L.p[j].len;
+				sge[j].lkey = t->mr_lane[o->L.p[j].lane]->lkey;
+			}
+			wr.sg_list = sge;
+			wr.num_sge = o->L.n;
+			if (o->op == IBV_WR_ATOMIC_FETCH_AND_ADD || o->op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+				wr.wr.atomic.remote_addr = t->rs.addr + o->roff;
+				wr.wr.atomic.rkey = t->rs.rkey;
+				wr.wr.atomic.compare_add = o->cmp_add;
+				wr.wr.atomic.swap = o->swap;
+			} else {
+				wr.wr.rdma.remote_addr = t->rs.addr + o->roff;
+				wr.wr.rdma.rkey = t->rs.rkey;
+			}
+			ret = ibv_post_send(qp, &wr, &bad);
+			if (ret) {
+				rfail(t, "ibv_post_send of op %u: %s", posted, strerror(ret));
+				t->broken = true;
+				return false;
+			}
+			posted++;
+		}
+		if (cq_next(t, t->scq, &wc, t->o.wait_s * 1000) == 0) {
+			rfail(t, "no completion for op %u in %d s", reaped, t->o.wait_s);
+			t->broken = true;
+			return false;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			rfail(t, "op %u completed %s (vendor_err %#x)", reaped, wc_str(wc.status),
+			      wc.vendor_err);
+			t->broken = true;
+			return false;
+		}
+		if (wc.wr_id != first + reaped || wc.qp_num != qp->qp_num ||
+		    wc.opcode != want_op[ops[reaped].op])
+			rfail(t, "completion %u: wr_id %" PRIu64 " qp %u opcode %d, want %" PRIu64
+			      " %u %d", reaped, wc.wr_id, wc.qp_num, wc.opcode, first + reaped,
+			      qp->qp_num, want_op[ops[reaped].op]);
+		if (ops[reaped].op != IBV_WR_RDMA_WRITE && wc.byte_len != ops[reaped].L.total)
+			rfail(t, "completion %u: byte_len %u, want %" PRIu64, reaped, wc.byte_len,
+			      ops[reaped].L.total);
+		reaped++;
+	}
+	return t->fails == fails;
+}
+
+/* After READs into fresh lanes (fill of r): each holds the shadow, nothing else moved. */
+static void
+rs_read_check(struct tc *t, const struct round *r, const struct rs_op *ops, uint32_t n,
+	      uint8_t *scratch, const char *what)
+{
+	uint64_t bytes = 0;
+	int lanes = 1;
+	uint32_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct layout *L = &ops[k].L;
+		const uint8_t *want = t->rs.shadow + ops[k].roff;
+		uint64_t i;
+		int j;
+
+		stream_read(t, L, 0, scratch, L->total);
+		t->bytes_checked += L->total;
+		for (i = 0; i < L->total && scratch[i] == want[i]; i++)
+			;
+		if (i < L->total)
+			rfail(t, "%s %u (%" PRIu64 " B at +%#" PRIx64 "): byte %" PRIu64
+			      " is 0x%02x, want 0x%02x", what, k, L->total, ops[k].roff, i,
+			      scratch[i], want[i]);
+		layout_restore(t, r, L);
+		for (j = 0; j < L->n; j++) {
+			if ((int)L->p[j].lane >= lanes)
+				lanes = (int)L->p[j].lane + 1;
+			if (L->p[j].off + L->p[j].len > bytes)
+				bytes = L->p[j].off + L->p[j].len;
+		}
+	}
+	region_scan(t, r, lanes, (bytes + GUARD + 7) / 8 * 8, what);
+}
+
+/* A fresh round of n messages of size on the local side; the lanes hold its fill. */
+static void
+rs_round(struct tc *t, struct round *r, uint32_t op, uint32_t size, uint32_t n)
+{
+	*r = (struct round){ .tp = TP_RC, .op = op, .size = size, .first = t->rounds << 32,
+			     .n = n, .stride = round_stride(size), .seed = t->o.seed };
+	r->salt = mix64(++t->rounds ^ 0x7e5b0dull ^ r->seed);
+	region_fill(t, r, LANES, n * r->stride);
+}
+
+/* One size: READs of memory nobody wrote, then WRITEs and READs of them back. */
+static void
+rs_size(struct tc *t, uint32_t size, struct rs_op *ops, uint8_t *scratch)
+{
+	uint64_t rstride = round_stride(size), half = t->rs.len / 2;
+	uint64_t n = t->o.budget / size;
+	struct round r;
+	uint32_t k;
+
+	if (n > t->o.count)
+		n = t->o.count;
+	if (n > (half - RS_WRITES) / rstride)
+		n = (half - RS_WRITES) / rstride;
+	if (n > LANE_BYTES / rstride)
+		n = LANE_BYTES / rstride;
+	if (n > ROUND_MAX)
+		n = ROUND_MAX;
+	if (n < 1)
+		n = 1;
+
+	/* untouched: anywhere in the upper half, crossing MTU and page edges */
+	rs_round(t, &r, OP_READ, size, (uint32_t)n);
+	for (k = 0; k < n; k++) {
+		ops[k].op = IBV_WR_RDMA_READ;
+		ops[k].roff = half + mix64(r.first + k) % (t->rs.len - half - size + 1);
+		layout_of(&r, true, t->max_sge, k, &ops[k].L);
+	}
+	if (rs_batch(t, ops, (uint32_t)n, r.first))
+		rs_read_check(t, &r, ops, (uint32_t)n, scratch, "READ of untouched memory");
+
+	/* WRITE n messages of our own (each in 1 to 4 SGEs) ... */
+	rs_round(t, &r, OP_WRITE, size, (uint32_t)n);
+	for (k = 0; k < n && !t->broken; k++) {
+		struct gen g;
+
+		ops[k].op = IBV_WR_RDMA_WRITE;
+		ops[k].roff = RS_WRITES + k * rstride + GUARD +
+			      piece_offs[(r.first + k * 5) % DIM(piece_offs)];
+		layout_of(&r, true, t->max_sge, k, &ops[k].L);
+		gen_init(&g, &r, r.first + k);
+		layout_write(t, &ops[k].L, &g);
+		stream_read(t, &ops[k].L, 0, t->rs.shadow + ops[k].roff, size);
+	}
+	if (t->broken || !rs_batch(t, ops, (uint32_t)n, r.first))
+		return;
+	/* ... the source untouched, then READ each back into other SGEs */
+	for (k = 0; k < n; k++)
+		layout_check(t, &r, &ops[k].L, r.first + k, 0, CHK_EXACT, "WRITE source");
+	rs_round(t, &r, OP_READ, size, (uint32_t)n);
+	for (k = 0; k < n; k++) {
+		ops[k].op = IBV_WR_RDMA_READ;
+		layout_of(&r, true, t->max_sge, k, &ops[k].L);
+	}
+	if (rs_batch(t, ops, (uint32_t)n, r.first))
+		rs_read_check(t, &r, ops, (uint32_t)n, scratch, "READ back of WRITE");
+}
+
+static uint64_t
+rs_word(const struct tc *t, uint64_t off)
+{
+	uint64_t w;
+
+	memcpy(&w, t->rs.shadow + off, 8);
+	return le64toh(w);
+}
+
+/*
+ * A chain of FETCH_ADDs or CMP_SWPs over the words, in order: each returns
+ * exactly the value before it (every third compare misses: no swap), and
+ * the words end as planned.
+ */
+static void
+rs_atomics(struct tc *t, uint32_t op, struct rs_op *ops, uint8_t *scratch)
+{
+	uint64_t want[RS_CHAIN];
+	struct round r;
+	uint32_t k;
+
+	rs_round(t, &r, op, 8, RS_CHAIN);
+	for (k = 0; k < RS_CHAIN; k++) {
+		uint64_t off = RS_ATOMS + atom_word_off(k % ATOM_WORDS), orig = rs_word(t, off);
+		uint64_t v = mix64(r.salt + k), now;
+
+		ops[k] = (struct rs_op){ .roff = off, .L = { .n = 1, .total = 8,
+			.p[0] = { .lane = 0, .off = (uint32_t)atom_result_off(k), .len = 8 } } };
+		want[k] = orig;
+		if (op == OP_FADD) {
+			ops[k].op = IBV_WR_ATOMIC_FETCH_AND_ADD;
+			ops[k].cmp_add = v;
+			now = orig + v;
+		} else {
+			ops[k].op = IBV_WR_ATOMIC_CMP_AND_SWP;
+			ops[k].cmp_add = k % 3 == 2 ? orig ^ (1ull << (k % 64)) : orig;
+			ops[k].swap = v;
+			now = k % 3 == 2 ? orig : v;
+		}
+		now = htole64(now);
+		memcpy(t->rs.shadow + off, &now, 8);
+	}
+	if (!rs_batch(t, ops, RS_CHAIN, r.first))
+		return;
+	for (k = 0; k < RS_CHAIN; k++) {
+		uint64_t have;
+
+		memcpy(&have, lane_ptr(t, 0, atom_result_off(k)), 8);
+		if (have != want[k])
+			rfail(t, "%s %u returned %#" PRIx64 ", want %#" PRIx64, op_name[op], k,
+			      have, want[k]);
+		t->bytes_checked += 8;
+		layout_restore(t, &r, &ops[k].L);
+	}
+	/* then the words themselves (the READ's region scan covers the results' lane) */
+	ops[0] = (struct rs_op){ .op = IBV_WR_RDMA_READ, .roff = RS_ATOMS, .L = { .n = 1,
+		.total = ATOM_WORDS * PAGE,
+		.p[0] = { .lane = 0, .off = GUARD, .len = ATOM_WORDS * PAGE } } };
+	if (rs_batch(t, ops, 1, r.first + RS_CHAIN))
+		rs_read_check(t, &r, ops, 1, scratch, "the atomic words after the chain");
+}
+
+/* READ back all of it in big pieces: every byte the shadow says. */
+static void
+rs_sweep(struct tc *t, struct rs_op *ops, uint8_t *scratch, const char *what)
+{
+	uint64_t off;
+	uint32_t n = 0;
+	struct round r;
+
+	rs_round(t, &r, OP_READ, RS_SWEEP, 1);
+	for (off = 0; off < t->rs.len; off += RS_SWEEP) {
+		uint64_t len = t->rs.len - off < RS_SWEEP ? t->rs.len - off : RS_SWEEP;
+
+		ops[n].op = IBV_WR_RDMA_READ;
+		ops[n].roff = off;
+		ops[n].L = (struct layout){ .n = 1, .total = len,
+			.p[0] = { .lane = n % LANES, .off = GUARD, .len = (uint32_t)len } };
+		if (++n == LANES || off + len == t->rs.len) {
+			if (!rs_batch(t, ops, n, r.first + off))
+				return;
+			rs_read_check(t, &r, ops, n, scratch, what);
+			n = 0;
+		}
+	}
+}
+
+static int
+rs_drive(struct tc *t)
+{
+	static struct rs_op ops[ROUND_MAX];
+	uint32_t sizes[32], ns = case_sizes(t, true, sizes), i;
+	int64_t start = now_ms();
+	uint8_t *scratch = malloc(RS_SWEEP > t->o.max_size ? RS_SWEEP : t->o.max_size);
+	char line[16];
+	uint64_t x;
+	int ret;
+
+	t->rs.shadow = malloc(t->rs.len);
+	if (scratch == NULL || t->rs.shadow == NULL)
+		die("malloc");
+	for (x = 0; x < t->rs.len; x++)
+		t->rs.shadow[x] = (uint8_t)(x % RS_PERIOD);
+	if (t->rs.len / 2 < RS_WRITES + round_stride(t->o.max_size) ||
+	    t->rs.len - t->rs.len / 2 < t->o.max_size) {
+		fprintf(stderr, "traffic_check: --responder LEN too small for --max-size\n");
+		return 2;
+	}
+
+	/* its GID is its address (IPv4: mapped); its end is fixed, ours comes up
+	 * once it knows our QPN and PSN */
+	memset(&t->peer.gid, 0, sizeof(t->peer.gid));
+	if (inet_pton(AF_INET, t->o.host, &t->peer.gid.raw[12]) == 1) {
+		t->peer.gid.raw[10] = 0xff;
+		t->peer.gid.raw[11] = 0xff;
+	} else if (inet_pton(AF_INET6, t->o.host, t->peer.gid.raw) != 1) {
+		fprintf(stderr, "traffic_check: %s is no IP address\n", t->o.host);
+		return 2;
+	}
+	t->peer.qpn[TP_RC] = t->rs.qpn;
+	t->peer.psn[TP_RC] = t->rs.psn;
+	t->peer.rd_atom = (uint32_t)t->rd_atom;
+	t->mtu_enum = mtu_enum_of(t->mtu);
+	printf("qpn %u psn %u\n", t->qp[TP_RC]->qp_num, t->psn[TP_RC]);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL || strncmp(line, "go", 2) != 0)
+		bail("traffic_check: no \"go\" on stdin");
+	ret = qp_up(t, TP_RC);
+	if (ret) {
+		errno = ret;
+		die("ibv_modify_qp to RTS");
+	}
+	printf("traffic_check: responder QPN %#x, %" PRIu64 " B, path MTU %u, seed %u, "
+	       "max SGE %d\n", t->rs.qpn, t->rs.len, t->mtu, t->o.seed, t->max_sge);
+
+	t->fails = 0;
+	for (i = 0; i < ns && !t->broken; i++) {
+		int before = t->fails;
+
+		rs_size(t, sizes[i], ops, scratch);
+		printf("%s rc read, write + read back %u B\n", t->fails > before ? "FAIL" : "ok  ",
+		       sizes[i]);
+	}
+	for (i = OP_FADD; i <= OP_CSWAP && !t->broken; i++) {
+		int before = t->fails;
+
+		rs_atomics(t, i, ops, scratch);
+		printf("%s rc %s chain x %u\n", t->fails > before ? "FAIL" : "ok  ", op_name[i],
+		       RS_CHAIN);
+	}
+	if (!t->broken) {
+		int before = t->fails;
+
+		rs_sweep(t, ops, scratch, "final READ of all of it");
+		printf("%s rc final READ of all %" PRIu64 " B\n", t->fails > before ? "FAIL" : "ok  ",
+		       t->rs.len);
+	}
+	stray_check(t);
+	if (t->broken)
+		printf("FAIL a QP went to the error state: the remaining cases were not run\n");
+	printf("traffic_check: %d failed checks; %" PRIu64 " bytes checked, %.1f s\n", t->fails,
+	       t->bytes_checked, (now_ms() - start) / 1000.0);
+	free(scratch);
+	free(t->rs.shadow);
+	return t->fails || t->broken ? 1 : 0;
+}
+
 static void
 usage(void)
 {
@@ -1903,8 +2321,11 @@ usage(void)
 		"  --deadline S    the whole run (default 600; exit 3 past it)\n"
 		"  --timeout N     RC local ACK timeout, 4.096 us * 2^N (default 14)\n"
 		"  --retry N       RC retry count (default 7)\n"
-		"  --poll          busy-poll the CQs instead of completion events\n",
-		TC_PORT, MAX_SIZE);
+		"  --poll          busy-poll the CQs instead of completion events\n"
+		"  --responder QPN:RKEY:ADDR:LEN[:PSN]  drive: no server, an RC responder\n"
+		"                  whose LEN bytes at ADDR start as byte x = x mod 251\n"
+		"                  (--max-size default %u here)\n",
+		TC_PORT, MAX_SIZE, RS_MAX_SIZE);
 	exit(2);
 }
 
@@ -1922,6 +2343,7 @@ main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "retry", required_argument, NULL, 'R' },
 		{ "poll", no_argument, NULL, 'P' },
+		{ "responder", required_argument, NULL, 'Q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct tc tc;
@@ -1957,9 +2379,14 @@ main(int argc, char **argv)
 		case 'T': t->o.qp_timeout = atoi(optarg); break;
 		case 'R': t->o.retry = atoi(optarg); break;
 		case 'P': t->o.poll = true; break;
+		case 'Q': rs_parse(t, optarg); break;
 		default: usage();
 		}
 	}
+	if (t->rs.len && !t->client)
+		usage();
+	if (t->rs.len && t->o.max_size == MAX_SIZE)
+		t->o.max_size = RS_MAX_SIZE;
 	if (t->o.mtu && (t->o.mtu < 256 || t->o.mtu > 4096 || (t->o.mtu & (t->o.mtu - 1))))
 		usage();
 	if (t->o.count < 1 || t->o.max_size < 1 || t->o.max_size > MAX_SIZE || t->o.wait_s < 1)
@@ -1976,6 +2403,13 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	setup(t);
+	if (t->rs.len) {
+		ret = rs_drive(t);
+		teardown(t);
+		if (ret == 0)
+			printf("traffic_check drive: all checks passed\n");
+		return ret;
+	}
 	t->sock = t->client ? tcp_rendezvous_connect(t->o.host, t->o.port) :
 			      tcp_rendezvous_accept(t->o.port);
 	if (t->sock < 0)
