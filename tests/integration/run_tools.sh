@@ -36,13 +36,27 @@ esac
 fail=0
 log=$(mktemp -d)
 
+# wait_listen PID: until the server (PID) listens on the tools' TCP port
+# 18515 in its namespace (at most 10 s), not a fixed sleep: under load a
+# client started too early could not connect and its server waited 120 s
+srv_ns=$DROCE_NS_B
+[ "$DROCE_IP_B" = "$DROCE_IP_A" ] && srv_ns=$DROCE_NS_A
+wait_listen() {
+	i=0
+	while [ $i -lt 200 ] && kill -0 "$1" 2>/dev/null &&
+		! ip netns exec "$srv_ns" ss -Hltn 'sport = :18515' | grep -q .; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
 # run NAME SERVER_AND_CLIENT_ARGS...: server on side B, client on side A
 run() {
 	name=$1
 	shift
 	$DROCE_RUN_B timeout 120 "$@" >"$log/server" 2>&1 &
 	spid=$!
-	sleep 0.7
+	wait_listen $spid
 	$DROCE_RUN_A timeout 120 "$@" "$DROCE_IP_B" >"$log/client" 2>&1
 	crc=$?
 	wait $spid
