@@ -5,8 +5,7 @@
 
     make_corpus.py OUTDIR [PCAP...]
 
-Reads tests/golden/*.pcap (or, if that directory holds none yet, the
-original captures in /work/shared/pcaps/rxe/) and any further PCAPs given,
+Reads tests/golden/*.pcap and any further PCAPs given,
 and writes every frame's captured bytes to OUTDIR, named by their SHA-1 as
 libFuzzer names its own inputs, so duplicates collapse and re-running adds
 nothing new. Classic pcap only (either byte order, us or ns timestamps),
@@ -21,7 +20,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "..", "golden")
-FALLBACK = "/work/shared/pcaps/rxe"
 LINKTYPE_ETHERNET = 1
 
 
@@ -57,11 +55,9 @@ def main(argv):
         return 1
     outdir = argv[1]
     pcaps = sorted(glob.glob(os.path.join(GOLDEN, "*.pcap")))
-    if not pcaps:
-        pcaps = sorted(glob.glob(os.path.join(FALLBACK, "*.pcap")))
     pcaps += argv[2:]
     if not pcaps:
-        sys.stderr.write("make_corpus: no captures in %s or %s\n" % (GOLDEN, FALLBACK))
+        sys.stderr.write("make_corpus: no captures in %s\n" % GOLDEN)
         return 1
 
     os.makedirs(outdir, exist_ok=True)
