@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitfield_check.h"
 #include "cm_golden.h"
 #include "droce_cm_mad.h"
 #include "test_cm.h"
@@ -148,23 +149,15 @@ CM_FIELDS(F)
 HDR_FIELDS(H)
 #undef H
 
-struct field {
-	const char *name;		/* "msg.field"; the message is the prefix */
-	unsigned int start;		/* first bit, from MAD bit 0 */
-	unsigned int width;
-	unsigned int pbits;
-	void (*set)(void *m, uint64_t v);
-	uint64_t (*get)(const void *m);
-};
 
-static const struct field fields[] = {
+static const struct bitfield_case fields[] = {
 #define H(name, byte, bit, width, pb) \
-	{ "hdr." #name, (byte) * 8 + (bit), width, pb, \
+	{ "hdr." #name, DROCE_MAD_BYTES, (byte) * 8 + (bit), width, pb, \
 	  set_hdr_##name, get_hdr_##name },
 	HDR_FIELDS(H)
 #undef H
 #define F(msg, name, byte, bit, width, pb) \
-	{ #msg "." #name, CM_OFF(byte) * 8 + (bit), width, pb, \
+	{ #msg "." #name, DROCE_MAD_BYTES, CM_OFF(byte) * 8 + (bit), width, pb, \
 	  set_##msg##_##name, get_##msg##_##name },
 	CM_FIELDS(F)
 #undef F
@@ -210,85 +203,15 @@ type_of_name(const char *name)
 	return DROCE_CM_MSG_COUNT;	/* the header: part of every message */
 }
 
-static uint64_t
-ones(unsigned int bits)
-{
-	return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
-}
-
-/* Write @p v into bits [start, start + width) of @p b, most significant bit first. */
-static void
-put_bits(uint8_t *b, unsigned int start, unsigned int width, uint64_t v)
-{
-	unsigned int i;
-
-	for (i = 0; i < width; i++) {
-		unsigned int bit = start + i;
-		uint8_t m = (uint8_t)(0x80u >> (bit % 8));
-
-		if ((v >> (width - 1 - i)) & 1)
-			b[bit / 8] |= m;
-		else
-			b[bit / 8] &= (uint8_t)~m;
-	}
-}
-
-/* Set @p v on a MAD of @p bg bytes at 2 mod 4; check the bytes and the getter. */
-static void
-check_set(const struct field *f, uint8_t bg, uint64_t v)
-{
-	alignas(8) uint8_t raw[2 + DROCE_MAD_BYTES + 2];
-	uint8_t want[DROCE_MAD_BYTES];
-	uint8_t *m = raw + 2;
-	uint64_t stored = v & ones(f->pbits) & ones(f->width);
-
-	memset(raw, bg, sizeof(raw));
-	memset(want, bg, sizeof(want));
-	put_bits(want, f->start, f->width, stored);
-	f->set(m, v);
-	ck_assert_msg(f->get(m) == stored, "%s: set %#llx on %#02x, got %#llx, want %#llx",
-		      f->name, (unsigned long long)v, bg, (unsigned long long)f->get(m),
-		      (unsigned long long)stored);
-	ck_assert_msg(memcmp(m, want, DROCE_MAD_BYTES) == 0,
-		      "%s: set %#llx on %#02x changed bits outside the field", f->name,
-		      (unsigned long long)v, bg);
-	ck_assert_msg(raw[0] == bg && raw[1] == bg && m[DROCE_MAD_BYTES] == bg,
-		      "%s: wrote outside the MAD", f->name);
-}
-
 START_TEST(test_accessor_round_trips_and_leaves_neighbours_untouched)	/* _i: field */
 {
-	static const uint8_t backgrounds[] = { 0x00, 0xff, 0x5a, 0xa5 };
-	const struct field *f = &fields[_i];
-	uint64_t max = ones(f->width);
-	const uint64_t values[] = {
-		0, 1, max, max - 1, max >> 1, UINT64_C(1) << (f->width - 1),
-		UINT64_C(0xa5a5a5a5a5a5a5a5) & max, UINT64_C(0x5a5a5a5a5a5a5a5a) & max,
-		UINT64_C(0x0123456789abcdef) & max,
-	};
-	unsigned int b, v;
-
-	for (b = 0; b < DROCE_DIM(backgrounds); b++)
-		for (v = 0; v < DROCE_DIM(values); v++)
-			check_set(f, backgrounds[b], values[v]);
+	bitfield_check_round_trips(&fields[_i]);
 }
 END_TEST
 
 START_TEST(test_accessor_masks_values_wider_than_the_field)	/* _i: field */
 {
-	const struct field *f = &fields[_i];
-	const uint64_t values[] = {
-		UINT64_MAX, UINT64_C(0xaaaaaaaaaaaaaaaa), UINT64_C(0x5555555555555555),
-		ones(f->width) + 1,
-	};
-	unsigned int v;
-
-	if (f->pbits == f->width)
-		return;		/* a full-width parameter cannot overflow */
-	for (v = 0; v < DROCE_DIM(values); v++) {
-		check_set(f, 0x00, values[v]);
-		check_set(f, 0xff, values[v]);
-	}
+	bitfield_check_masks(&fields[_i]);
 }
 END_TEST
 
@@ -323,7 +246,8 @@ named_bits(enum droce_cm_msg_type t, uint8_t mask[DROCE_MAD_BYTES])
 		enum droce_cm_msg_type ft = type_of_name(fields[i].name);
 
 		if (ft == t || ft == DROCE_CM_MSG_COUNT)
-			put_bits(mask, fields[i].start, fields[i].width, ones(fields[i].width));
+			bitfield_put(mask, fields[i].start, fields[i].width,
+				     bitfield_ones(fields[i].width));
 	}
 	for (i = 0; i < DROCE_DIM(bytes_fields); i++)
 		if (type_of_name(bytes_fields[i].name) == t)

@@ -17,6 +17,7 @@
 #include <stdalign.h>
 #include <string.h>
 
+#include "bitfield_check.h"
 #include "droce_wire_hdr.h"
 #include "test_wire.h"
 
@@ -68,114 +69,24 @@
 HDR_FIELDS(F)
 #undef F
 
-struct field {
-	const char *name;
-	unsigned int hdr_bytes;
-	unsigned int start;
-	unsigned int width;
-	unsigned int pbits;
-	void (*set)(void *h, uint64_t v);
-	uint64_t (*get)(const void *h);
-};
 
-static const struct field fields[] = {
+static const struct bitfield_case fields[] = {
 #define F(hdr, f, st, w, pb) \
-	{ .name = #hdr "." #f, .hdr_bytes = sizeof(struct droce_##hdr), .start = (st), \
+	{ .name = #hdr "." #f, .bytes = sizeof(struct droce_##hdr), .start = (st), \
 	  .width = (w), .pbits = (pb), .set = set_##hdr##_##f, .get = get_##hdr##_##f },
 	HDR_FIELDS(F)
 #undef F
 };
 
-static uint64_t
-ones(unsigned int bits)
-{
-	return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
-}
-
-/* Write @p v into bits [start, start + width) of @p b, most significant bit first. */
-static void
-put_bits(uint8_t *b, unsigned int start, unsigned int width, uint64_t v)
-{
-	unsigned int i;
-
-	for (i = 0; i < width; i++) {
-		unsigned int bit = start + i;
-		uint8_t m = (uint8_t)(0x80u >> (bit % 8));
-
-		if ((v >> (width - 1 - i)) & 1)
-			b[bit / 8] |= m;
-		else
-			b[bit / 8] &= (uint8_t)~m;
-	}
-}
-
-/* What the setter's parameter makes of @p v: a bool, or a truncated integer. */
-static uint64_t
-as_param(const struct field *f, uint64_t v)
-{
-	return f->pbits == 1 ? (v != 0) : (v & ones(f->pbits));
-}
-
-/*
- * Set @p v on a header of @p bg bytes; check the bytes and the getter.
- * The header sits 2 bytes into an 8-aligned buffer: 2 mod 4, as behind
- * Ethernet + IP + UDP.
- */
-static void
-check_set(const struct field *f, uint8_t bg, uint64_t v)
-{
-	alignas(8) uint8_t raw[2 + 32];
-	uint8_t want[32];
-	uint8_t *h = raw + 2;
-	uint64_t stored = as_param(f, v) & ones(f->width);
-
-	memset(raw, bg, sizeof(raw));
-	memset(want, bg, sizeof(want));
-	put_bits(want, f->start, f->width, stored);
-	f->set(h, v);
-	ck_assert_msg(f->get(h) == stored, "%s: set %#llx on %#02x, got %#llx, want %#llx",
-		      f->name, (unsigned long long)v, bg, (unsigned long long)f->get(h),
-		      (unsigned long long)stored);
-	ck_assert_msg(memcmp(h, want, f->hdr_bytes) == 0,
-		      "%s: set %#llx on %#02x changed bits outside the field", f->name,
-		      (unsigned long long)v, bg);
-	ck_assert_msg(raw[0] == bg && raw[1] == bg && h[f->hdr_bytes] == bg,
-		      "%s: wrote outside the header", f->name);
-}
-
 START_TEST(test_accessor_round_trips_and_leaves_neighbours_untouched)	/* _i: field */
 {
-	static const uint8_t backgrounds[] = { 0x00, 0xff, 0x5a, 0xa5 };
-	const struct field *f = &fields[_i];
-	uint64_t max = ones(f->width);
-	const uint64_t values[] = {
-		0, 1, max, max - 1, max >> 1, UINT64_C(1) << (f->width - 1),
-		UINT64_C(0xa5a5a5a5a5a5a5a5) & max, UINT64_C(0x5a5a5a5a5a5a5a5a) & max,
-		UINT64_C(0x0123456789abcdef) & max,
-	};
-	unsigned int b, v;
-
-	for (b = 0; b < DROCE_DIM(backgrounds); b++)
-		for (v = 0; v < DROCE_DIM(values); v++)
-			check_set(f, backgrounds[b], values[v]);
+	bitfield_check_round_trips(&fields[_i]);
 }
 END_TEST
 
 START_TEST(test_accessor_masks_values_wider_than_the_field)	/* _i: field */
 {
-	const struct field *f = &fields[_i];
-	const uint64_t values[] = {
-		UINT64_MAX, UINT64_C(0xaaaaaaaaaaaaaaaa), UINT64_C(0x5555555555555555),
-		ones(f->width) + 1,
-	};
-	unsigned int v;
-
-	if (f->pbits == 1 || f->pbits == f->width)
-		return;		/* bools and full-width parameters cannot overflow */
-	for (v = 0; v < DROCE_DIM(values); v++) {
-		check_set(f, 0x00, values[v]);
-		check_set(f, 0xff, values[v]);
-	}
+	bitfield_check_masks(&fields[_i]);
 }
 END_TEST
 
