@@ -286,6 +286,88 @@ START_TEST(test_rc_reads_and_atomics_survive_hostile_link_exactly_once)
 }
 END_TEST
 
+/*
+ * perftest's ib_atomic_bw keeps 128 atomics in flight (max_rd_atomic 128):
+ * one lost or late reply stalls everything behind it, and the QP must
+ * still finish through the hostile link without exhausting retry_cnt.
+ */
+struct deep {
+	uint64_t total, posted, done;
+	uint64_t *counter;
+	uint64_t *results;
+	uint32_t rkey, lkey;
+	bool bad;
+};
+
+#define DEEP_WINDOW	128
+
+static bool
+deep_step(struct sim *sim, void *arg)
+{
+	struct deep *t = arg;
+	struct droce_cqe c;
+
+	while (sim_poll_cq(&sim->node[0].scq[0], &c)) {
+		if (c.status != IBV_WC_SUCCESS || c.wr_id != t->done)
+			t->bad = true;
+		t->done++;
+	}
+	while (t->posted < t->total && t->posted - t->done < DEEP_WINDOW) {
+		uint64_t seq = t->posted++;
+		struct droce_send_wqe w;
+
+		memset(&w, 0, sizeof(w));
+		w.wr_id = seq;
+		w.flags = IBV_SEND_SIGNALED;
+		w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		w.length = 8;
+		w.compare_add = 1;
+		w.rkey = t->rkey;
+		w.remote_addr = (uint64_t)(uintptr_t)t->counter;
+		w.num_sge = 1;
+		w.sge[0].addr = (uint64_t)(uintptr_t)&t->results[seq];
+		w.sge[0].length = 8;
+		w.sge[0].lkey = t->lkey;
+		if (droce_tqp_post_send(&sim->node[0].qp[0], &w) != 0)
+			t->bad = true;
+	}
+	return t->done == t->total || t->bad;
+}
+
+START_TEST(test_rc_deep_atomic_window_survives_hostile_link)
+{
+	uint64_t seed;
+
+	for (seed = 1; seed <= 4; seed++) {
+		struct deep t;
+		struct sim *sim = sim_new(seed);
+		uint64_t *counter = aligned_alloc(64, 64);
+		int s;
+
+		memset(&t, 0, sizeof(t));
+		hostile_link(sim);
+		t.total = 1000;
+		t.counter = counter;
+		*t.counter = 0;
+		t.results = calloc(t.total, sizeof(*t.results));
+		t.rkey = sim_reg_mr(&sim->node[1], t.counter, 64, ALL_ACCESS);
+		t.lkey = sim_reg_mr(&sim->node[0], t.results, t.total * 8, ALL_ACCESS);
+		sim_connect(sim, IBV_QPT_RC, 0, 1024);
+		for (s = 0; s < 2; s++) {
+			sim->node[s].qp[0].attr.max_rd_atomic = DEEP_WINDOW;
+			sim->node[s].qp[0].attr.max_dest_rd_atomic = DEEP_WINDOW;
+		}
+		ck_assert_msg(sim_run(sim, deep_step, &t, UINT64_MAX / 2), "seed %lu: stuck", seed);
+		ck_assert_msg(!t.bad, "seed %lu: %lu of %lu atomics done before an error", seed,
+			      t.done, t.total);
+		ck_assert_uint_eq(*t.counter, t.total);
+		free(t.results);
+		free(counter);
+		sim_free(sim);
+	}
+}
+END_TEST
+
 TCase *
 tcase_transport_reliability(void)
 {
@@ -294,5 +376,6 @@ tcase_transport_reliability(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_rc_sends_survive_loss_reorder_dup_corruption);
 	tcase_add_test(tc, test_rc_reads_and_atomics_survive_hostile_link_exactly_once);
+	tcase_add_test(tc, test_rc_deep_atomic_window_survives_hostile_link);
 	return tc;
 }
