@@ -193,6 +193,7 @@ struct droce_tr_ops {
 	C(RX_PKTS,        "packets accepted") \
 	C(RETRANSMITS,    "requester retransmissions (go-back-N restarts)") \
 	C(TIMEOUTS,       "retransmit timer expiries") \
+	C(NO_PATH_RETRIES, "timeouts resent free: the peer's MAC was still being resolved") \
 	C(RNR_NAKS_RX,    "RNR NAKs received") \
 	C(RNR_NAKS_TX,    "RNR NAKs sent") \
 	C(SEQ_NAKS_RX,    "PSN sequence error NAKs received") \
@@ -314,6 +315,7 @@ struct droce_tqp {
 		uint64_t timer;		/**< retransmit deadline, 0 if stopped */
 		uint64_t rnr_until;	/**< RNR wait deadline, 0 if none */
 		bool read_gap;		/**< retried since the last in-sequence response */
+		bool no_path;		/**< a request found no route to the peer yet */
 	} comp;
 
 	struct {			/* responder */
@@ -375,6 +377,14 @@ unsigned int droce_tqp_poll(struct droce_tqp *qp, uint64_t now, unsigned int bud
 
 /** Run the retransmit and RNR timers. */
 void droce_tqp_timer(struct droce_tqp *qp, uint64_t now);
+
+/**
+ * The request just handed to droce_tr_ops.xmit did not reach the wire: the
+ * peer's MAC is still being resolved (ARP/ND). A timeout after it resends
+ * without spending the retry budget, which counts only transmissions that
+ * left, as a NIC's does once the kernel has resolved the path.
+ */
+void droce_tqp_path_pending(struct droce_tqp *qp);
 
 /** True when the QP has packets to send (the engine's scheduling hint). */
 bool droce_tqp_has_work(const struct droce_tqp *qp);

@@ -204,6 +204,7 @@ comp_progress(struct droce_tqp *qp, uint64_t now)
 {
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.no_path = false;
 	if (qp->comp.psn == qp->req.psn_max && qp->comp.idx == qp->req.idx)
 		qp->comp.timer = 0;	/* nothing outstanding */
 	else
@@ -465,6 +466,13 @@ comp_timer(struct droce_tqp *qp, uint64_t now)
 			return;
 		}
 		TQP_CNT(qp, TIMEOUTS);
+		if (qp->comp.no_path) {
+			/* nothing reached the peer: try again, the budget untouched */
+			qp->comp.no_path = false;
+			TQP_CNT(qp, NO_PATH_RETRIES);
+			req_restart(qp, now);
+			return;
+		}
 		comp_retry(qp, now);
 	}
 }
