@@ -314,20 +314,12 @@ deep_step(struct sim *sim, void *arg)
 	}
 	while (t->posted < t->total && t->posted - t->done < DEEP_WINDOW) {
 		uint64_t seq = t->posted++;
-		struct droce_send_wqe w;
+		struct droce_send_wqe w = test_wqe(IBV_WR_ATOMIC_FETCH_AND_ADD, seq,
+						   &t->results[seq], 8, t->lkey);
 
-		memset(&w, 0, sizeof(w));
-		w.wr_id = seq;
-		w.flags = IBV_SEND_SIGNALED;
-		w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-		w.length = 8;
 		w.compare_add = 1;
 		w.rkey = t->rkey;
 		w.remote_addr = (uint64_t)(uintptr_t)t->counter;
-		w.num_sge = 1;
-		w.sge[0].addr = (uint64_t)(uintptr_t)&t->results[seq];
-		w.sge[0].length = 8;
-		w.sge[0].lkey = t->lkey;
 		if (droce_tqp_post_send(&sim->node[0].qp[0], &w) != 0)
 			t->bad = true;
 	}
