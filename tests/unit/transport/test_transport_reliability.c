@@ -278,6 +278,8 @@ START_TEST(test_rc_reads_and_atomics_survive_hostile_link_exactly_once)
 		seen[t.results[i]] = 1;
 	}
 	ck_assert_uint_gt(t.sim->node[1].qp[0].cnt[DROCE_TQP_CNT_DUP_REQS], 0);
+	/* responses that overtook a lost one were kept, and landed right */
+	ck_assert_uint_gt(t.sim->node[0].qp[0].cnt[DROCE_TQP_CNT_READ_AHEAD], 0);
 	free(seen);
 	free(t.results);
 	free(t.remote);
