@@ -20,7 +20,9 @@
 #   3. fi_pingpong with data checks (-c) across the pair: -p verbs -e msg
 #      and -p "verbs;ofi_rxm" -e rdm; both sides exit 0, every size row has
 #      each message sent and acknowledged, and the client's daemon sent CM
-#      MADs.
+#      MADs. Then verbs;ofi_rxm again with FI_VERBS_PREFER_XRC=1 (droce has
+#      no XRC: the provider must fall back to RC) and FI_VERBS_USE_ODP=1
+#      (droce serves explicit ODP: an ON_DEMAND MR is an ordinary one).
 # Skips (77) only without root or without the packages (qperf,
 # libfabric-bin), naming what is missing.
 set -u
@@ -159,6 +161,29 @@ for case in "verbs msg" "verbs;ofi_rxm rdm"; do
 		fail "fi_pingpong -p '$prov' -e $ep -c: client exit $crc, server exit $src, $rows full rows, $sent CM MADs"
 		sed 's/^/    client: /' "$log/$name.client" 2>/dev/null
 		sed 's/^/    server: /' "$log/$name.server"
+	fi
+done
+
+# what the provider may ask for and droce lacks (XRC) or may serve (ODP):
+# it must fall back or be served, never fail (64 KiB messages, -c)
+for e in FI_VERBS_PREFER_XRC=1 FI_VERBS_USE_ODP=1; do
+	$DROCE_RUN_B env $e timeout 300 fi_pingpong -p "verbs;ofi_rxm" -e rdm -c -I 20 -S 65536 \
+		>"$log/$e.server" 2>&1 &
+	srv=$!
+	crc=1
+	if wait_tcp B 47592 $srv; then
+		$DROCE_RUN_A env $e timeout 300 fi_pingpong -p "verbs;ofi_rxm" -e rdm -c -I 20 -S 65536 \
+			"$DROCE_IP_B" >"$log/$e.client" 2>&1
+		crc=$?
+	fi
+	wait $srv
+	src=$?
+	if [ $crc = 0 ] && [ $src = 0 ] && grep -q '^64k *20 *=20 ' "$log/$e.client"; then
+		ok "$e fi_pingpong verbs;ofi_rxm: both exit 0, 20 x 64 KiB checked"
+	else
+		fail "$e fi_pingpong verbs;ofi_rxm: client exit $crc, server exit $src"
+		sed 's/^/    client: /' "$log/$e.client" 2>/dev/null
+		sed 's/^/    server: /' "$log/$e.server"
 	fi
 done
 
