@@ -7,8 +7,9 @@
 # librdmacm and the /sys view):
 #   1. qperf -cm1 (rdma_cm connections, qperf's own TCP control connection
 #      on 19765): server on B, client on A. rc_lat, rc_bw, rc_rdma_read_bw,
-#      rc_rdma_write_lat must exit 0 and report a number above 0, and the
-#      client's daemon must have sent CM MADs. uc_lat, ud_lat and ud_bw
+#      rc_rdma_write_lat and ver_rc_compare_swap, ver_rc_fetch_add (which
+#      check every atomic's result) must exit 0 and report a number above 0,
+#      and the client's daemon must have sent CM MADs. uc_lat, ud_lat and ud_bw
 #      ignore -cm1 in qperf 0.4.11 and address the peer by LID alone, with
 #      no GRH: a RoCE device refuses that (Linux's too, EINVAL), so they must
 #      fail at once with that refusal (the client's, or the server's passed
@@ -72,13 +73,13 @@ if ! wait_tcp B 19765 $qsrv; then
 	fail "qperf server: not listening on 19765"
 	sed 's/^/    /' "$log/qperf.server"
 else
-	for t in rc_lat rc_bw rc_rdma_read_bw rc_rdma_write_lat; do
+	for t in rc_lat rc_bw rc_rdma_read_bw rc_rdma_write_lat ver_rc_compare_swap ver_rc_fetch_add; do
 		mads=$(stat_of A cm_TX_MADS)
 		$DROCE_RUN_A timeout 60 qperf -cm1 -t 2 "$DROCE_IP_B" $t >"$log/qperf.$t" 2>&1
 		rc=$?
 		sent=$(($(stat_of A cm_TX_MADS) - mads))
-		# "    latency  =  48.3 us" or "    bw  =  193 MB/sec"
-		res=$(awk '$1 == "latency" || $1 == "bw" { print $3, $4 }' "$log/qperf.$t")
+		# "    latency  =  48.3 us", "    bw  =  193 MB/sec", "    msg_rate  =  12.9 K/sec"
+		res=$(awk '$1 == "latency" || $1 == "bw" || $1 == "msg_rate" { print $3, $4 }' "$log/qperf.$t")
 		if [ $rc = 0 ] && [ -n "$res" ] && awk -v v="${res% *}" 'BEGIN { exit !(v > 0) }' &&
 			[ $sent -gt 0 ]; then
 			ok "qperf -cm1 $t: $res, $sent CM MADs"
