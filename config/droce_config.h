@@ -31,7 +31,12 @@
 /* Device limits reported by ibv_query_device and enforced by droced. */
 #define DROCE_MAX_QP		(1u << 14)	/**< QPs per device (max_qp) */
 #define DROCE_MAX_QP_WR		4096		/**< WRs per send or receive queue */
-#define DROCE_MAX_CQE		(1u << 16)	/**< entries per CQ */
+/*
+ * Entries per CQ: libfabric's ofi_rxm sizes its CQ for 256 peers of 384
+ * sends and receives each (196 608 entries); a ring's pages are the
+ * client's memfd (64 bytes an entry), touched once when it is made.
+ */
+#define DROCE_MAX_CQE		(1u << 20)
 #define DROCE_MAX_SRQ_WR	4096		/**< WRs per SRQ */
 #define DROCE_MAX_OBJS		(1u << 17)	/**< handles of all kinds, all clients */
 

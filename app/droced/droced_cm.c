@@ -33,6 +33,7 @@
 
 #include "droce_cm.h"
 #include "droce_cm_ip.h"
+#include "droce_config.h"
 #include "droce_core.h"
 #include "droce_ctrl_cm.h"
 #include "droce_wire_gid.h"
@@ -267,6 +268,23 @@ port_taken(uint16_t ps, uint16_t port)
 		    g.rids[i].ps == ps && g.rids[i].src.port == port)
 			return true;
 	return false;
+}
+
+/*
+ * A loopback address (127.0.0.0/8, ::1) names this host: bound to one, an id
+ * is bound to every address of its family, as if to 0.0.0.0 or ::, and on no
+ * device yet. (libfabric's verbs provider binds "localhost" when given no
+ * address, then lists the device's own addresses if the id has no device.)
+ */
+static void
+loopback_as_any(struct droce_ctrl_cm_addr *a)
+{
+	static const uint8_t v6lo[16] = { [15] = 1 };
+
+	if (a->family == AF_INET && droce_gid_is_ipv4(a->gid) && a->gid[12] == 127)
+		memset(&a->gid[12], 0, 4);
+	else if (a->family == AF_INET6 && memcmp(a->gid, v6lo, 16) == 0)
+		memset(a->gid, 0, 16);
 }
 
 static int
@@ -548,7 +566,9 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 		a->path_mtu = ca.path_mtu;
 		a->dest_qp_num = ca.dest_qpn;
 		a->rq_psn = ca.rq_psn;
-		a->max_dest_rd_atomic = r->passive ? r->peer_depth : ca.max_dest_rd_atomic;
+		/* what the peer's REQ offered, never more than the device has */
+		a->max_dest_rd_atomic = DROCE_MIN(r->passive ? r->peer_depth : ca.max_dest_rd_atomic,
+						  DROCE_MAX_QP_RD_ATOM);
 		a->min_rnr_timer = CM_MIN_RNR_TIMER;
 		a->ah_attr.is_global = 1;
 		memcpy(a->ah_attr.grh.dgid.raw, ca.path.dgid, 16);
@@ -566,7 +586,8 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 	a->timeout = ca.timeout;
 	a->retry_cnt = ca.retry_cnt;
 	a->rnr_retry = ca.rnr_retry;
-	a->max_rd_atomic = r->passive ? r->peer_rr : ca.max_rd_atomic;
+	a->max_rd_atomic = DROCE_MIN(r->passive ? r->peer_rr : ca.max_rd_atomic,
+				     DROCE_MAX_QP_RD_ATOM);
 	out->mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 		    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	return 0;
@@ -786,8 +807,10 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 	case DROCE_CTRL_CM_BIND: {
 		const struct droce_ctrl_cm_bind_req *q = body;
 		struct droce_ctrl_cm_bind_rep *out = rep;
+		struct droce_ctrl_cm_addr a = q->addr;
 
-		ret = rid_bind(r, &q->addr);
+		loopback_as_any(&a);
+		ret = rid_bind(r, &a);
 		if (ret == 0) {
 			out->addr = r->src;
 			*rep_len = sizeof(*out);

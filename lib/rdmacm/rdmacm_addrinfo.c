@@ -8,6 +8,9 @@
  * become the destination (or, with RAI_PASSIVE, the source) of one result
  * per address, with the hints' port space and QP type (RDMA_PS_TCP and RC
  * by default) and the hints' source address copied for an active result.
+ * With neither node nor service, as rdma-core, the one result is made of
+ * the hints themselves: their flags, family, port space, QP type and
+ * addresses (libfabric passes the peer's address that way).
  * No route or connect data: those are InfiniBand's (ai_route_len 0).
  * Returns 0 or, as rdma-core, -1 with errno set.
  */
@@ -44,6 +47,35 @@ rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
+/* The result of no node and no service: a copy of the hints. */
+static int
+addrinfo_from_hints(const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return rdmacm_err(ENOMEM);
+	r->ai_flags = hints->ai_flags;
+	r->ai_family = hints->ai_family;
+	r->ai_qp_type = hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
+	r->ai_port_space = hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
+	if (hints->ai_src_addr != NULL && hints->ai_src_len > 0) {
+		r->ai_src_addr = addr_dup(hints->ai_src_addr, hints->ai_src_len);
+		r->ai_src_len = hints->ai_src_len;
+	}
+	if (hints->ai_dst_addr != NULL && hints->ai_dst_len > 0) {
+		r->ai_dst_addr = addr_dup(hints->ai_dst_addr, hints->ai_dst_len);
+		r->ai_dst_len = hints->ai_dst_len;
+	}
+	if ((r->ai_src_len > 0 && r->ai_src_addr == NULL) ||
+	    (r->ai_dst_len > 0 && r->ai_dst_addr == NULL)) {
+		rdma_freeaddrinfo(r);
+		return rdmacm_err(ENOMEM);
+	}
+	*res = r;
+	return 0;
+}
+
 RDMACM_EXPORT int
 rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
 		 struct rdma_addrinfo **res)
@@ -53,8 +85,10 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	bool passive = hints != NULL && (hints->ai_flags & RAI_PASSIVE);
 	int ret;
 
-	if (res == NULL || (node == NULL && service == NULL))
+	if (res == NULL || (node == NULL && service == NULL && hints == NULL))
 		return rdmacm_err(EINVAL);
+	if (node == NULL && service == NULL)
+		return addrinfo_from_hints(hints, res);
 	if (hints != NULL) {
 		h.ai_family = hints->ai_family;
 		if (hints->ai_flags & RAI_NUMERICHOST)

@@ -534,7 +534,9 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (ret != 0)
 		return rdmacm_err(ret);
 	addr_from_ctrl(&rep.addr, &id->route.addr.src_storage);
-	if (!addr_is_any(addr)) {	/* a device's address: the id is on it now */
+	/* a device's address: the id is on it now (droced binds a loopback
+	 * address as the any-address of its family) */
+	if (!addr_is_any((struct sockaddr *)&id->route.addr.src_storage)) {
 		ret = id_on_device(id);
 		if (ret != 0)
 			return rdmacm_err(ret);
@@ -815,6 +817,29 @@ conn_call(struct rdmacm_id *i, uint16_t type, const struct rdma_conn_param *p, u
 	return id_call(i, type, &req, sizeof(req), NULL, 0);
 }
 
+/*
+ * The RDMA READ depths of @p p as rdma-core takes them: RDMA_MAX_RESP_RES
+ * and RDMA_MAX_INIT_DEPTH (255) stand for the device's most (libfabric
+ * passes them), anything else above it is EINVAL. @return 0 or an errno.
+ */
+static int
+conn_depths(struct rdma_cm_id *id, struct rdma_conn_param *p)
+{
+	struct ibv_device_attr a;
+
+	if (id->verbs == NULL || ibv_query_device(id->verbs, &a) != 0)
+		return 0;	/* droced bounds them by the device anyway */
+	if (p->responder_resources == RDMA_MAX_RESP_RES)
+		p->responder_resources = (uint8_t)a.max_qp_rd_atom;
+	else if (p->responder_resources > a.max_qp_rd_atom)
+		return EINVAL;
+	if (p->initiator_depth == RDMA_MAX_INIT_DEPTH)
+		p->initiator_depth = (uint8_t)a.max_qp_init_rd_atom;
+	else if (p->initiator_depth > a.max_qp_init_rd_atom)
+		return EINVAL;
+	return 0;
+}
+
 RDMACM_EXPORT int
 rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
@@ -836,6 +861,9 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	if (id->qp == NULL && (conn_param == NULL || conn_param->qp_num == 0))
 		return rdmacm_err(EINVAL);
+	ret = conn_depths(id, &p);
+	if (ret != 0)
+		return rdmacm_err(ret);
 	i->resp_res = p.responder_resources;
 	i->init_depth = p.initiator_depth;
 	ret = conn_call(i, DROCE_CTRL_CM_CONNECT, &p, id->qp != NULL ? id->qp->qp_num : p.qp_num,
@@ -865,6 +893,9 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	if (id->qp == NULL && p.qp_num == 0)
 		return rdmacm_err(EINVAL);
+	ret = conn_depths(id, &p);
+	if (ret != 0)
+		return rdmacm_err(ret);
 	/* never more than the active side can use */
 	i->resp_res = p.responder_resources < i->peer_depth ? p.responder_resources : i->peer_depth;
 	i->init_depth = p.initiator_depth < i->peer_rr ? p.initiator_depth : i->peer_rr;
