@@ -248,7 +248,7 @@ mckey_run() {
 }
 command -v mckey >/dev/null 2>&1 && {
 	mckey_run mckey-ipv4 239.7.7.1 "-b $DROCE_IP_A"
-	mckey_run mckey-ipv6 ff0e::7:1
+	mckey_run mckey-ipv6 ff0e::7:1 -o	# the sender joins send-only
 }
 
 # Exit status RC is a failure the tool reported itself: not 0, not a
