@@ -59,6 +59,7 @@
 	C(REQ_NO_ID,     "REQs refused: no free rdma_cm id") \
 	C(REQ_WRONG_IP,  "REQs refused: the listener is bound to another address") \
 	C(SIDR_BAD_HDR,  "SIDR_REQs refused: no valid cma header in the private data") \
+	C(WRONG_QP_TYPE, "REQs for a UD listener, SIDR_REQs for an RC/UC one: refused") \
 	C(MCAST_JOINS,   "multicast joins answered (MULTICAST_JOIN)") \
 	C(GSI_TX_FAIL,   "MADs the port could not send (no MAC yet, refused)")
 
@@ -393,6 +394,10 @@ req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event 
 	struct rid *c;
 	uint16_t reason = DROCE_CM_REJ_CONSUMER_DEFINED;
 
+	if (l->qp_type == IBV_QPT_UD) {
+		CMC(WRONG_QP_TYPE);	/* a UD listener takes SIDR_REQs only, as Linux's */
+		goto reject;
+	}
 	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, req->service_id, &ip) != 0) {
 		CMC(REQ_BAD_HDR);
 		goto reject;
@@ -452,6 +457,10 @@ sidr_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event
 	struct droce_cm_ip_info ip;
 	struct rid *c;
 
+	if (l->qp_type != IBV_QPT_UD) {
+		CMC(WRONG_QP_TYPE);	/* SIDR is for UD ids only, as Linux's */
+		goto refuse;
+	}
 	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, e->msg->sidr_req.service_id, &ip) != 0) {
 		CMC(SIDR_BAD_HDR);
 		goto refuse;
