@@ -214,18 +214,19 @@ command -v udaddy >/dev/null 2>&1 && {
 }
 
 # mckey_run NAME GROUP [SENDER_OPTIONS]: receivers on B and on A, the
-# sender on A once both have joined; each receiver waits for all 10
-# messages. All three exit statuses decide.
+# sender on A once both have joined (their "joined" line, printed after
+# librdmacm attached the QP; stdbuf makes it visible at once); each
+# receiver waits for all 10 messages. All three exit statuses decide.
 mckey_run() {
 	name=$1 group=$2 sopt=${3:-}
-	$DROCE_RUN_B timeout $tmo mckey -m "$group" >"$log/$name.remote" 2>&1 &
+	$DROCE_RUN_B timeout $tmo stdbuf -oL mckey -m "$group" >"$log/$name.remote" 2>&1 &
 	pid_r=$!
-	$DROCE_RUN_A timeout $tmo mckey -m "$group" >"$log/$name.local" 2>&1 &
+	$DROCE_RUN_A timeout $tmo stdbuf -oL mckey -m "$group" >"$log/$name.local" 2>&1 &
 	pid_l=$!
 	i=0
 	until [ "$(grep -l "joined dgid" "$log/$name.remote" "$log/$name.local" | wc -l)" = 2 ]; do
 		i=$((i + 1))
-		[ $i -gt 200 ] && break
+		[ $i -gt 200 ] && { echo "FAIL $name: the receivers did not join in 20 s"; fail=1; break; }
 		sleep 0.1
 	done
 	eval "$DROCE_RUN_A timeout $tmo mckey -m $group -s $sopt" >"$log/$name.sender" 2>&1
@@ -289,7 +290,7 @@ cmtime_run() {
 	alive=no
 	kill -0 $pid 2>/dev/null && alive=yes
 	kill $pid 2>/dev/null	# timeout passes the SIGTERM on to cmtime
-	wait $pid
+	wait $pid 2>/dev/null
 	if [ $rc_c = 0 ] && [ $alive = yes ] && grep -q "^connect *:" "$log/$name.client"; then
 		echo "ok   $name: client exit 0, 20 connections timed, server still running"
 	else
