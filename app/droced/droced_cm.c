@@ -18,6 +18,10 @@
  * CM_HELLO. They move their QPs themselves with what CM_INIT_QP_ATTR says,
  * as librdmacm does with the kernel's CM.
  *
+ * UD ids connect with SIDR (a SIDR_REQ with the cma header, answered by
+ * the client's rdma_accept or rdma_reject); a multicast join is checked
+ * and answered here, the QP's attach is the client's (ibv_attach_mcast).
+ *
  * Everything here runs on the worker: requests come through the mailbox,
  * MADs from the RX path, timers from the poll loop. No locks.
  */

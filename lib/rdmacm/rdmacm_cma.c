@@ -16,6 +16,10 @@
  * REP (rdma_accept) or the RTU (on CONNECT_RESPONSE), ERR at
  * rdma_disconnect.
  *
+ * UD ids (RDMA_PS_UDP) "connect" through SIDR: their QP goes to RTS at
+ * rdma_create_qp, rdma_accept answers without waiting, and the active
+ * side's ESTABLISHED carries param.ud (multicast: rdmacm_mcast.c).
+ *
  * An id made with a NULL channel is synchronous, as in rdma-core: it gets a
  * channel of its own, and rdma_resolve_addr, rdma_resolve_route,
  * rdma_connect, rdma_accept and rdma_disconnect return once their event has
