@@ -51,6 +51,15 @@
  * child handler does not allocate.
  *
  * Everything here runs under mem_lock; any thread may call in.
+ *
+ * The address space is changed with system calls of our own (mem_sys_*),
+ * never through the libc symbols: an application may hook those (UCX and
+ * Open MPI patch mmap, munmap, mremap and madvise to watch for memory
+ * going away), and a hook is free to be wrong for calls it never expects
+ * (UCX 1.13's mremap takes four arguments, so an MREMAP_FIXED move loses
+ * its target: under Open MPI it went to address 0 and the registered pages
+ * were zeroed), or to call back into verbs while we hold mem_lock. Our remaps
+ * keep every address and its contents, so no hook needs to see them.
  */
 
 #include <dirent.h>
@@ -62,6 +71,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -116,6 +126,32 @@ static void *alt_stack;
 static ucontext_t op_uc, caller_uc;
 static struct mem_op op_cur;
 static uintptr_t page_mask;
+
+/* ---- the address space, past any hook (see the top of this file) ---- */
+
+static void *
+mem_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+static void *
+mem_sys_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr)
+{
+	return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
+}
+
+static int
+mem_sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static int
+mem_sys_madvise(void *addr, size_t len, int advice)
+{
+	return (int)syscall(SYS_madvise, addr, len, advice);
+}
 
 /* ---- /proc/self/maps ---- */
 
@@ -248,7 +284,7 @@ mem_op_run(void)
 		op->ret = pwrite_all(mem_fd, (void *)op->s, len, op->s);
 		if (op->ret != 0)
 			return;
-		p = mmap((void *)op->s, len, op->prot, MAP_SHARED | MAP_FIXED, mem_fd,
+		p = mem_sys_mmap((void *)op->s, len, op->prot, MAP_SHARED | MAP_FIXED, mem_fd,
 			 (off_t)op->s);
 		op->ret = p == MAP_FAILED ? errno : 0;
 	} else {
@@ -257,7 +293,7 @@ mem_op_run(void)
 			op->ret = errno;
 			return;
 		}
-		p = mremap(op->tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)op->s);
+		p = mem_sys_mremap(op->tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)op->s);
 		op->ret = p == MAP_FAILED ? errno : 0;
 	}
 }
@@ -267,7 +303,7 @@ static int
 mem_op_exec(void)
 {
 	if (alt_stack == NULL) {
-		void *st = mmap(NULL, MEM_ALT_STACK_BYTES, PROT_READ | PROT_WRITE,
+		void *st = mem_sys_mmap(NULL, MEM_ALT_STACK_BYTES, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 
 		if (st == MAP_FAILED)
@@ -297,7 +333,8 @@ mem_move(uintptr_t s, uintptr_t e, int prot)
 static int
 mem_privatize(uintptr_t s, uintptr_t e, int prot)
 {
-	void *tmp = mmap(NULL, e - s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *tmp = mem_sys_mmap(NULL, e - s, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int ret;
 
 	if (tmp == MAP_FAILED)
@@ -306,7 +343,7 @@ mem_privatize(uintptr_t s, uintptr_t e, int prot)
 				  .tmp = tmp };
 	ret = mem_op_exec();
 	if (ret != 0)
-		munmap(tmp, e - s);
+		mem_sys_munmap(tmp, e - s);
 	return ret;
 }
 
@@ -677,14 +714,14 @@ mem_fork_prepare(void)
 				continue;
 			if (fork_npieces == cap) {
 				size_t len = (cap ? cap * 2 : 64) * sizeof(*fork_plan);
-				void *np = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				void *np = mem_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
 						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 				if (np == MAP_FAILED)
 					break;
 				if (fork_plan != NULL) {
 					memcpy(np, fork_plan, fork_npieces * sizeof(*fork_plan));
-					munmap(fork_plan, fork_plan_len);
+					mem_sys_munmap(fork_plan, fork_plan_len);
 				}
 				fork_plan = np;
 				fork_plan_len = len;
@@ -697,7 +734,7 @@ mem_fork_prepare(void)
 			/* the forking thread's own stack must survive the return from fork() */
 			fp->dontfork = pe + MEM_ALT_STACK_BYTES <= sp ||
 				       ps >= sp + MEM_ALT_STACK_BYTES;
-			if (fp->dontfork && madvise((void *)ps, pe - ps, MADV_DONTFORK) != 0)
+			if (fp->dontfork && mem_sys_madvise((void *)ps, pe - ps, MADV_DONTFORK) != 0)
 				fp->dontfork = false;
 		}
 		free(v);
@@ -712,7 +749,7 @@ mem_fork_parent(void)
 
 	for (i = 0; i < fork_npieces; i++)
 		if (fork_plan[i].dontfork)
-			(void)madvise((void *)fork_plan[i].s, fork_plan[i].e - fork_plan[i].s,
+			(void)mem_sys_madvise((void *)fork_plan[i].s, fork_plan[i].e - fork_plan[i].s,
 				      MADV_DOFORK);
 	fork_npieces = 0;
 	pthread_mutex_unlock(&mem_lock);
@@ -733,7 +770,7 @@ mem_fork_child(void)
 			(void)mem_privatize(fp->s, fp->e, fp->prot);
 			continue;
 		}
-		if (mmap((void *)fp->s, len, PROT_READ | PROT_WRITE,
+		if (mem_sys_mmap((void *)fp->s, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 			continue;
 		while (off < len) {

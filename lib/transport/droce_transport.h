@@ -39,6 +39,9 @@
 #ifndef DROCE_MAX_INLINE
 #define DROCE_MAX_INLINE	256	/**< inline data bytes per send WQE */
 #endif
+/** READ responses the requester keeps when they arrive ahead of a lost one */
+#define DROCE_READ_AHEAD_PSNS	256
+
 #ifndef DROCE_MAX_RD_ATOMIC
 #define DROCE_MAX_RD_ATOMIC	DROCE_MAX_QP_RD_ATOM	/**< outstanding READ/atomic per QP, each way */
 #endif
@@ -193,6 +196,8 @@ struct droce_tr_ops {
 	C(RX_PKTS,        "packets accepted") \
 	C(RETRANSMITS,    "requester retransmissions (go-back-N restarts)") \
 	C(TIMEOUTS,       "retransmit timer expiries") \
+	C(NO_PATH_RETRIES, "timeouts resent free: the peer's MAC was still being resolved") \
+	C(READ_AHEAD,     "READ responses kept that came ahead of a lost one") \
 	C(RNR_NAKS_RX,    "RNR NAKs received") \
 	C(RNR_NAKS_TX,    "RNR NAKs sent") \
 	C(SEQ_NAKS_RX,    "PSN sequence error NAKs received") \
@@ -314,6 +319,9 @@ struct droce_tqp {
 		uint64_t timer;		/**< retransmit deadline, 0 if stopped */
 		uint64_t rnr_until;	/**< RNR wait deadline, 0 if none */
 		bool read_gap;		/**< retried since the last in-sequence response */
+		bool no_path;		/**< a request found no route to the peer yet */
+		/** READ responses of the READ at idx that arrived ahead of psn, by PSN mod 256 */
+		uint64_t read_ahead[DROCE_READ_AHEAD_PSNS / 64];
 	} comp;
 
 	struct {			/* responder */
@@ -375,6 +383,14 @@ unsigned int droce_tqp_poll(struct droce_tqp *qp, uint64_t now, unsigned int bud
 
 /** Run the retransmit and RNR timers. */
 void droce_tqp_timer(struct droce_tqp *qp, uint64_t now);
+
+/**
+ * The request just handed to droce_tr_ops.xmit did not reach the wire: the
+ * peer's MAC is still being resolved (ARP/ND). A timeout after it resends
+ * without spending the retry budget, which counts only transmissions that
+ * left, as a NIC's does once the kernel has resolved the path.
+ */
+void droce_tqp_path_pending(struct droce_tqp *qp);
 
 /** True when the QP has packets to send (the engine's scheduling hint). */
 bool droce_tqp_has_work(const struct droce_tqp *qp);

@@ -166,6 +166,12 @@ droce_tqp_timer(struct droce_tqp *qp, uint64_t now)
 	comp_timer(qp, now);
 }
 
+void
+droce_tqp_path_pending(struct droce_tqp *qp)
+{
+	qp->comp.no_path = true;
+}
+
 bool
 droce_tqp_has_work(const struct droce_tqp *qp)
 {

@@ -204,6 +204,7 @@ comp_progress(struct droce_tqp *qp, uint64_t now)
 {
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.no_path = false;
 	if (qp->comp.psn == qp->req.psn_max && qp->comp.idx == qp->req.idx)
 		qp->comp.timer = 0;	/* nothing outstanding */
 	else
@@ -342,20 +343,80 @@ comp_rd_atomic_wqe(struct droce_tqp *qp, const struct droce_pkt *pkt, uint64_t n
 	return w;
 }
 
+/* A READ response's bit in comp.read_ahead (PSN mod the span). */
+static bool
+read_ahead_test(const struct droce_tqp *qp, uint32_t psn)
+{
+	uint32_t b = psn % DROCE_READ_AHEAD_PSNS;
+
+	return (qp->comp.read_ahead[b / 64] >> (b % 64)) & 1;
+}
+
+static void
+read_ahead_set(struct droce_tqp *qp, uint32_t psn, bool on)
+{
+	uint32_t b = psn % DROCE_READ_AHEAD_PSNS;
+
+	if (on)
+		qp->comp.read_ahead[b / 64] |= 1ull << (b % 64);
+	else
+		qp->comp.read_ahead[b / 64] &= ~(1ull << (b % 64));
+}
+
+/* Bytes READ response @k (0-based within WQE @w) carries. */
+static uint32_t
+read_resp_len(const struct droce_tqp *qp, const struct droce_tqp_swqe *w, uint32_t k)
+{
+	return k + 1 < w->npsn ? qp->attr.mtu : w->wr.length - k * qp->attr.mtu;
+}
+
+/*
+ * A response of the current READ that arrived ahead of a lost one: land
+ * its bytes now and remember it, so the go-back-N round that follows has
+ * to bring only what is still missing (each round otherwise keeps just
+ * the prefix before the first loss, and heavy loss exhausts retry_cnt).
+ * @return true if it was new.
+ */
+static bool
+read_resp_ahead(struct droce_tqp *qp, struct droce_tqp_swqe *w, const struct droce_pkt *pkt,
+		const uint8_t *payload)
+{
+	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
+	uint32_t k = droce_psn_diff(pkt->psn, w->first_psn);
+
+	if (droce_psn_diff(pkt->psn, qp->comp.psn) >= DROCE_READ_AHEAD_PSNS ||
+	    k >= w->npsn || (d->flags & DROCE_OPF_START) ||
+	    !!(d->flags & DROCE_OPF_END) != (k + 1 == w->npsn) ||
+	    pkt->payload_len != read_resp_len(qp, w, k) || read_ahead_test(qp, pkt->psn))
+		return false;
+	if (tqp_scatter(qp, w->wr.sge, w->wr.num_sge, k * qp->attr.mtu, payload,
+			pkt->payload_len) != DROCE_MEM_OK)
+		return false;	/* reported when it comes in sequence */
+	read_ahead_set(qp, pkt->psn, true);
+	return true;
+}
+
 static void
 comp_read_resp(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payload,
 	       uint64_t now)
 {
 	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
 	struct droce_tqp_swqe *w = comp_rd_atomic_wqe(qp, pkt, now);
-	bool first_expected;
+	bool first_expected, last;
 
 	if (w == NULL || w->wr.opcode != IBV_WR_RDMA_READ) {
 		TQP_CNT(qp, DROP_PSN);
 		return;
 	}
 	if (pkt->psn != qp->comp.psn) {
-		TQP_CNT(qp, DROP_PSN);
+		if (droce_psn_cmp(pkt->psn, qp->comp.psn) > 0 &&
+		    read_resp_ahead(qp, w, pkt, payload)) {
+			TQP_CNT(qp, READ_AHEAD);
+			/* data flows: the budget is for a silent path */
+			qp->comp.retry_left = qp->attr.retry_cnt;
+		} else {
+			TQP_CNT(qp, DROP_PSN);
+		}
 		if (droce_psn_cmp(pkt->psn, qp->comp.psn) > 0 && !qp->comp.read_gap)
 			comp_retry(qp, now);	/* a response was lost: ask again */
 		return;
@@ -378,7 +439,19 @@ comp_read_resp(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t 
 	w->read_done += pkt->payload_len;
 	qp->comp.psn = droce_psn_add(pkt->psn, 1);
 	qp->comp.read_gap = false;
-	if (d->flags & DROCE_OPF_END) {
+	last = d->flags & DROCE_OPF_END;
+	read_ahead_set(qp, pkt->psn, false);
+	/* the responses that came ahead of this one are already in place */
+	while (!last && read_ahead_test(qp, qp->comp.psn)) {
+		uint32_t k = droce_psn_diff(qp->comp.psn, w->first_psn);
+
+		read_ahead_set(qp, qp->comp.psn, false);
+		w->read_done += read_resp_len(qp, w, k);
+		last = k + 1 == w->npsn;
+		qp->comp.psn = droce_psn_add(qp->comp.psn, 1);
+	}
+	if (last) {
+		memset(qp->comp.read_ahead, 0, sizeof(qp->comp.read_ahead));
 		w->state = DROCE_SWQE_DONE;
 		qp->comp.psn = droce_psn_add(w->first_psn, w->npsn);
 		comp_retire(qp, w);
@@ -465,6 +538,13 @@ comp_timer(struct droce_tqp *qp, uint64_t now)
 			return;
 		}
 		TQP_CNT(qp, TIMEOUTS);
+		if (qp->comp.no_path) {
+			/* nothing reached the peer: try again, the budget untouched */
+			qp->comp.no_path = false;
+			TQP_CNT(qp, NO_PATH_RETRIES);
+			req_restart(qp, now);
+			return;
+		}
 		comp_retry(qp, now);
 	}
 }

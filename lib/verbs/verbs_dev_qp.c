@@ -296,7 +296,9 @@ static void
 ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
 	 unsigned int n_iov)
 {
-	(void)dev_xmit(ctx, pkt, iov, n_iov, t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac);
+	if (dev_xmit(ctx, pkt, iov, n_iov, t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac) ==
+	    -EAGAIN)
+		droce_tqp_path_pending(t);
 }
 
 void

@@ -124,26 +124,20 @@ if [ "$mode" = fault ] || [ "$mode" = fault10 ]; then
 	# any RoCE device; the traffic checker ends only when everything it
 	# sent is acknowledged)
 	run "ib_write_bw, lossy" ib_write_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 100 -s 16384
-	# (ib_read_bw only at 5%: at 10%, go-back-N's re-request of 128
-	# outstanding 16 KiB READs, with its first response, must fail 8 times
-	# running to exhaust retry_cnt 7, and one run in 20 came within one
-	# retry of it; the checker's READs run there instead)
-	[ "$mode" = fault ] &&
-		run "ib_read_bw, lossy" ib_read_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 100 -s 16384
+	run "ib_read_bw, lossy" ib_read_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 100 -s 16384
 	run "ib_atomic_bw, lossy" ib_atomic_bw -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
 	# RC must hide the loss completely; UC/UD may lose whole messages.
 	# Go-back-N resends whole windows and a lost retransmission waits for
 	# the ACK timeout, so big messages crawl through loss: every case up to
-	# 4 KiB + 1, then RC up to 1 MiB (fault) or WRITE up to 64 KiB (fault10:
-	# there, a READ re-request and its first response must both survive
-	# eight times running, and long READ runs exhaust retry_cnt 7).
+	# 4 KiB + 1, then RC up to 1 MiB (fault) or WRITE and READ up to 64 KiB
+	# (fault10).
 	traffic "lossy" --lossy -s 6 --max-size 4097
 	if [ "$mode" = fault ]; then
 		traffic "lossy, RC up to 1 MiB" --lossy -s 8 -c rc-send,rc-write,rc-read -n 3 \
 			--budget 2 --max-size 1048579
 	else
-		traffic "lossy, RC WRITE up to 64 KiB" --lossy -s 8 -c rc-write,rc-write_imm -n 3 \
-			--max-size 65537
+		traffic "lossy, RC WRITE and READ up to 64 KiB" --lossy -s 8 \
+			-c rc-write,rc-write_imm,rc-read -n 3 --max-size 65537
 	fi
 	rm -rf "$log"
 	exit $fail

@@ -16,6 +16,8 @@
  *    and a foreign shared file register with contents and neighbours kept,
  *    the heap keeps working, deregistration gives the pages back; EFAULT,
  *    EINVAL and rereg contracts; fork gives the child a private copy;
+ *    memory hooks of the application's (as UCX's and Open MPI's) never
+ *    see the shim's remaps;
  *  - the data path in loopback through the mock engine: SEND (SGE and
  *    inline), WRITE with immediate, READ, fetch-and-add, SRQ receives, UD
  *    with an address handle, completion channels and events, the extended
@@ -29,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +39,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +97,46 @@ mock_stop(void)
 		waitpid(mock_pid, NULL, 0);
 		mock_pid = 0;
 	}
+}
+
+/*
+ * An application's memory hooks (the executable exports these, so they
+ * win over libc's for the shim too), mishandling what they do not expect
+ * as UCX 1.13's do: its mremap has four parameters, so a move with
+ * MREMAP_FIXED loses its target. While armed they count the remapping
+ * calls that reach them and refuse an MREMAP_FIXED move. The shim must
+ * change the address space past them (lib/shim/shim_mem.c).
+ */
+static bool hooks_armed;
+static int hooked_calls;
+
+void *
+mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (hooks_armed && (flags & MAP_FIXED))
+		hooked_calls++;
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+void *
+mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new_addr = NULL;
+	va_list ap;
+
+	if (hooks_armed) {
+		hooked_calls++;
+		if (flags & MREMAP_FIXED) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+	}
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
 }
 
 /* Is [p, p+len) mapped from the shim's memfd? */
@@ -229,6 +273,26 @@ test_memory(struct ibv_pd *pd)
 	free(heap);
 	free(around);
 	free(p2);
+
+	/* memory hooks that mishandle what they do not expect see none of it */
+	heap = malloc(3 * pg);
+	REQUIRE(heap != NULL, "malloc");
+	for (i = 0; i < 3 * pg; i++)
+		heap[i] = (char)(i * 3);
+	hooks_armed = true;
+	mr = ibv_reg_mr(pd, heap + 1, 2 * pg, rw);
+	CHECK(mr != NULL, "reg_mr under hooks: %s", strerror(errno));
+	CHECK(mapped_from_memfd(heap + 1, 2 * pg), "not moved under hooks");
+	CHECK(mr == NULL || ibv_dereg_mr(mr) == 0, "dereg_mr under hooks");
+	CHECK(!mapped_from_memfd(heap + 1, 2 * pg), "not given back under hooks");
+	hooks_armed = false;
+	CHECK(hooked_calls == 0, "%d remapping calls went through the application's hooks",
+	      hooked_calls);
+	for (i = 0; i < 3 * pg; i++)
+		if (heap[i] != (char)(i * 3))
+			break;
+	CHECK(i == 3 * pg, "contents changed under hooks at %d", i);
+	free(heap);
 
 	/* the stack, our own frame's page included */
 	memset(stackbuf, 's', sizeof(stackbuf));

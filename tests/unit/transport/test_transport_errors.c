@@ -32,6 +32,7 @@ struct wire_log {
 	uint32_t drop_psn;		/* drop node 0's first packet with this PSN */
 	bool drop_armed;
 	bool drop_all;
+	uint64_t no_path_until_ns;	/* node 0's requests find no MAC until then */
 };
 
 static bool
@@ -44,6 +45,11 @@ log_pkt(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
 		l->requests++;
 		if (l->last_rnr_ns && !l->first_retry_after_rnr_ns)
 			l->first_retry_after_rnr_ns = sim->now;
+		if (sim->now < l->no_path_until_ns) {
+			/* as the device does when the neighbour is unresolved */
+			droce_tqp_path_pending(&sim->node[0].qp[0]);
+			return true;
+		}
 		if (l->drop_armed && pkt->psn == l->drop_psn) {
 			l->drop_armed = false;
 			return true;
@@ -421,6 +427,40 @@ START_TEST(test_retry_exhaustion_after_retry_cnt_timeouts)
 }
 END_TEST
 
+/* An unresolved neighbour (a lost ARP answer) costs time, not the budget. */
+START_TEST(test_no_path_timeouts_spend_no_retries)
+{
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_send_wqe w;
+	struct droce_cqe c;
+	uint64_t no_path;
+
+	pair_setup(&p, &log);
+	log.no_path_until_ns = 30ull * 1000 * 1000;	/* ~30 timeouts of ~1 ms */
+	p.sim->node[0].qp[0].attr.retry_cnt = 3;
+	p.sim->node[0].qp[0].comp.retry_left = 3;
+	sim_post_recv(&p.sim->node[1], 0, 5, p.buf[1], 4096, p.key[1]);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 10, p.key[0]);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	no_path = p.sim->node[0].qp[0].cnt[DROCE_TQP_CNT_NO_PATH_RETRIES];
+	ck_assert_msg(no_path >= 20, "%lu free retries", (unsigned long)no_path);
+	ck_assert_uint_eq(p.sim->node[0].qp[0].cnt[DROCE_TQP_CNT_TIMEOUTS], no_path);
+	ck_assert_uint_eq(p.sim->node[0].qp[0].comp.retry_left, 3);
+	/* once the path is there, losses count again */
+	log.drop_all = true;
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_RETRY_EXC_ERR);
+	ck_assert_uint_eq(p.sim->node[0].qp[0].cnt[DROCE_TQP_CNT_NO_PATH_RETRIES], no_path);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 START_TEST(test_one_nak_per_sequence_gap)
 {
 	struct test_pair p;
@@ -707,6 +747,7 @@ tcase_transport_errors(void)
 			    RSGE_COUNT);
 	tcase_add_loop_test(tc, test_broken_receive_queue_fails_the_qp_never_rnr, 0, RQB_COUNT);
 	tcase_add_test(tc, test_retry_exhaustion_after_retry_cnt_timeouts);
+	tcase_add_test(tc, test_no_path_timeouts_spend_no_retries);
 	tcase_add_test(tc, test_one_nak_per_sequence_gap);
 	tcase_add_loop_test(tc, test_seq_nak_waits_behind_owed_read_responses, 0, 2);
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);
