@@ -18,6 +18,10 @@
  * CM_HELLO. They move their QPs themselves with what CM_INIT_QP_ATTR says,
  * as librdmacm does with the kernel's CM.
  *
+ * UD ids connect with SIDR (a SIDR_REQ with the cma header, answered by
+ * the client's rdma_accept or rdma_reject); a multicast join is checked
+ * and answered here, the QP's attach is the client's (ibv_attach_mcast).
+ *
  * Everything here runs on the worker: requests come through the mailbox,
  * MADs from the RX path, timers from the poll loop. No locks.
  */
@@ -59,6 +63,9 @@
 	C(REQ_BAD_HDR,   "REQs refused: no valid cma header in the private data") \
 	C(REQ_NO_ID,     "REQs refused: no free rdma_cm id") \
 	C(REQ_WRONG_IP,  "REQs refused: the listener is bound to another address") \
+	C(SIDR_BAD_HDR,  "SIDR_REQs refused: no valid cma header in the private data") \
+	C(WRONG_QP_TYPE, "REQs for a UD listener, SIDR_REQs for an RC/UC one: refused") \
+	C(MCAST_JOINS,   "multicast joins answered (MULTICAST_JOIN)") \
 	C(GSI_TX_FAIL,   "MADs the port could not send (no MAC yet, refused)")
 
 enum {
@@ -198,6 +205,22 @@ ev_pdata(struct droce_ctrl_cm_event *ev, const uint8_t *p, uint32_t len)
 
 /* ---- addresses ---- */
 
+static int gid_index(const uint8_t gid[16]);
+
+/* What a UD event carries for the client's address handle: @p dgid from our GID @p sgid. */
+static void
+ev_ud(struct droce_ctrl_cm_event *ev, const uint8_t dgid[16], const uint8_t sgid[16],
+      uint32_t qpn, uint32_t qkey)
+{
+	int idx = gid_index(sgid);
+
+	ev->qpn = qpn;
+	ev->qkey = qkey;
+	memcpy(ev->dgid, dgid, 16);
+	ev->sgid_index = (uint8_t)(idx < 0 ? 0 : idx);
+	ev->hop_limit = 64;
+}
+
 static bool
 gid_is_any(const uint8_t gid[16])
 {
@@ -326,8 +349,8 @@ resolve_check(struct rid *r)
 	uint8_t mac[6];
 	int ret;
 
-	if (gid_is_ours(r->dst.gid))
-		ret = 0;
+	if (gid_is_ours(r->dst.gid) || droce_gid_is_mcast(r->dst.gid))
+		ret = 0;	/* us, or a group: its MAC comes from its address */
 	else
 		ret = droced_port_ops.resolve(g.d, r->dst.gid, mac);
 	if (ret == 0) {
@@ -349,7 +372,7 @@ rid_resolve_addr(struct rid *r, const struct droce_ctrl_cm_resolve_addr_req *q)
 	struct droce_ctrl_cm_addr src = q->src;
 	int ret;
 
-	if (!addr_ok(&q->dst) || gid_is_any(q->dst.gid) || droce_gid_is_mcast(q->dst.gid))
+	if (!addr_ok(&q->dst) || gid_is_any(q->dst.gid))
 		return EINVAL;
 	if (src.family == 0) {
 		src = r->bound ? r->src : (struct droce_ctrl_cm_addr){ .family = q->dst.family };
@@ -393,6 +416,10 @@ req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event 
 	struct rid *c;
 	uint16_t reason = DROCE_CM_REJ_CONSUMER_DEFINED;
 
+	if (l->qp_type == IBV_QPT_UD) {
+		CMC(WRONG_QP_TYPE);	/* a UD listener takes SIDR_REQs only, as Linux's */
+		goto reject;
+	}
 	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, req->service_id, &ip) != 0) {
 		CMC(REQ_BAD_HDR);
 		goto reject;
@@ -439,6 +466,81 @@ reject:
 	droce_cm_id_destroy(id, g.now);
 }
 
+/*
+ * A SIDR_REQ for one of our UD listeners: a new rdma_cm id and
+ * CONNECT_REQUEST; the client answers with rdma_accept (SIDR_REP with its
+ * QPN and the Q_Key) or rdma_reject.
+ */
+static void
+sidr_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event *e)
+{
+	struct droce_cm_sidr_rep_param refuse = { .status = DROCE_CM_SIDR_REJECT };
+	struct droce_ctrl_cm_event ev = { .event = DROCE_CM_EVENT_CONNECT_REQUEST };
+	struct droce_cm_ip_info ip;
+	struct rid *c;
+
+	if (l->qp_type != IBV_QPT_UD) {
+		CMC(WRONG_QP_TYPE);	/* SIDR is for UD ids only, as Linux's */
+		goto refuse;
+	}
+	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, e->msg->sidr_req.service_id, &ip) != 0) {
+		CMC(SIDR_BAD_HDR);
+		goto refuse;
+	}
+	if (!gid_is_any(l->src.gid) && memcmp(l->src.gid, ip.dst, 16) != 0) {
+		CMC(REQ_WRONG_IP);
+		refuse.status = DROCE_CM_SIDR_UNSUPPORTED;
+		goto refuse;
+	}
+	c = rid_alloc(l->owner, l->uctx, l->ps, l->qp_type);
+	if (c == NULL) {
+		CMC(REQ_NO_ID);
+		goto refuse;
+	}
+	c->passive = true;
+	c->bound = c->addr_resolved = c->route_resolved = true;
+	c->src.family = c->dst.family = ip.ip_version == 4 ? AF_INET : AF_INET6;
+	c->src.port = l->src.port;
+	memcpy(c->src.gid, ip.dst, 16);
+	c->dst.port = ip.src_port;
+	memcpy(c->dst.gid, ip.src, 16);
+	c->cmid = id;
+	id->context = c;
+
+	ev.uctx = l->uctx;
+	ev.id = rid_handle(c);
+	ev.listen_id = rid_handle(l);
+	ev_ud(&ev, c->dst.gid, c->src.gid, 0, DROCE_CTRL_CM_UDP_QKEY);
+	ev_pdata(&ev, e->pdata + DROCE_CMA_HDR_BYTES, e->pdata_len - DROCE_CMA_HDR_BYTES);
+	emit(c, &ev);
+	return;
+
+refuse:
+	(void)droce_cm_sidr_rep(id, &refuse, g.now);
+	droce_cm_id_destroy(id, g.now);
+}
+
+/* The answer to our SIDR_REQ: ESTABLISHED with the peer's QPN, or UNREACHABLE. */
+static void
+sidr_answered(struct rid *r, const struct droce_cm_event *e, struct droce_ctrl_cm_event *ev)
+{
+	const struct droce_cm_sidr_rep_info *rep = &e->msg->sidr_rep;
+
+	if (rep->status != DROCE_CM_SIDR_SUCCESS) {
+		ev->event = DROCE_CM_EVENT_UNREACHABLE;
+		ev->status = -ECONNREFUSED;	/* as Linux's cma reports a refusal */
+		return;
+	}
+	if (r->ps == DROCE_RDMA_PS_UDP && rep->qkey != DROCE_CTRL_CM_UDP_QKEY) {
+		ev->event = DROCE_CM_EVENT_UNREACHABLE;
+		ev->status = -EINVAL;		/* Linux checks it too */
+		return;
+	}
+	ev->event = DROCE_CM_EVENT_ESTABLISHED;
+	ev_ud(ev, r->dst.gid, r->src.gid, rep->qpn, rep->qkey);
+	ev_pdata(ev, e->pdata, e->pdata_len);
+}
+
 static void
 cm_event(void *ctx, struct droce_cm_id *id, const struct droce_cm_event *e)
 {
@@ -446,13 +548,15 @@ cm_event(void *ctx, struct droce_cm_id *id, const struct droce_cm_event *e)
 	struct droce_ctrl_cm_event ev = { 0 };
 
 	(void)ctx;
-	if (e->type == DROCE_CM_EV_REQ_RECEIVED) {
+	if (e->type == DROCE_CM_EV_REQ_RECEIVED || e->type == DROCE_CM_EV_SIDR_REQ_RECEIVED) {
 		struct rid *l = e->listen->context;
 
 		if (l == NULL)
 			droce_cm_id_destroy(id, g.now);
-		else
+		else if (e->type == DROCE_CM_EV_REQ_RECEIVED)
 			req_received(l, id, e);
+		else
+			sidr_received(l, id, e);
 		return;
 	}
 	if (r == NULL)
@@ -495,8 +599,15 @@ cm_event(void *ctx, struct droce_cm_id *id, const struct droce_cm_event *e)
 	case DROCE_CM_EV_TIMEWAIT_EXIT:
 		ev.event = DROCE_CM_EVENT_TIMEWAIT_EXIT;
 		break;
+	case DROCE_CM_EV_SIDR_REP_RECEIVED:
+		sidr_answered(r, e, &ev);
+		break;
+	case DROCE_CM_EV_SIDR_REQ_ERROR:
+		ev.event = DROCE_CM_EVENT_UNREACHABLE;
+		ev.status = -ETIMEDOUT;
+		break;
 	default:
-		return;		/* MRA: the wait was extended; SIDR: not yet */
+		return;		/* MRA: the wait was extended */
 	}
 	emit(r, &ev);
 }
@@ -553,6 +664,16 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 		}
 		return 0;
 	}
+	if (r->qp_type == IBV_QPT_UD && (state == IBV_QPS_RTR || state == IBV_QPS_RTS)) {
+		/* a UD QP needs no peer: RTR and RTS at once, as rdma_create_qp moves it */
+		a->qp_state = (enum ibv_qp_state)state;
+		out->mask = IBV_QP_STATE;
+		if (state == IBV_QPS_RTS) {
+			a->sq_psn = r->psn;
+			out->mask |= IBV_QP_SQ_PSN;
+		}
+		return 0;
+	}
 	if (r->cmid == NULL || (state != IBV_QPS_RTR && state != IBV_QPS_RTS))
 		return EINVAL;
 	if (droce_cm_qp_attr(r->cmid, state == IBV_QPS_RTR ? DROCE_CM_QP_RTR : DROCE_CM_QP_RTS,
@@ -595,6 +716,8 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 
 /* ---- connect, accept ---- */
 
+static int rid_sidr_req(struct rid *r, const struct droce_ctrl_cm_conn *q);
+
 static int
 rid_connect(struct rid *r, const struct droce_ctrl_cm_conn *q)
 {
@@ -603,8 +726,10 @@ rid_connect(struct rid *r, const struct droce_ctrl_cm_conn *q)
 	uint8_t pdata[DROCE_CM_REQ_PDATA_BYTES];
 	int ret;
 
-	if (!r->route_resolved || r->passive || r->qp_type == IBV_QPT_UD)
+	if (!r->route_resolved || r->passive)
 		return EINVAL;
+	if (r->qp_type == IBV_QPT_UD)
+		return rid_sidr_req(r, q);
 	if (q->pdata_len > DROCE_CM_IP_REQ_PDATA_MAX)
 		return EINVAL;
 	if (!droce_dev_qpn_of_pid(g.d->dev, q->qpn, r->owner->pid))
@@ -655,12 +780,79 @@ rid_connect(struct rid *r, const struct droce_ctrl_cm_conn *q)
 	return ret < 0 ? -ret : 0;
 }
 
+/* A UD id's "connect": a SIDR_REQ with the cma header, as Linux's cma sends it. */
+static int
+rid_sidr_req(struct rid *r, const struct droce_ctrl_cm_conn *q)
+{
+	struct droce_cm_sidr_req_param p;
+	struct droce_cm_ip_info ip;
+	uint8_t pdata[DROCE_CM_SIDR_REQ_PDATA_BYTES];
+	int ret;
+
+	if (q->pdata_len > DROCE_CM_IP_SIDR_REQ_PDATA_MAX)
+		return EINVAL;
+	if (r->cmid != NULL && r->cmid->state != DROCE_CM_IDLE)
+		return EISCONN;
+	if (r->cmid == NULL && droce_cm_id_create(&g.cm, r, &r->cmid) < 0)
+		return ENOMEM;
+	memset(&ip, 0, sizeof(ip));
+	ip.ip_version = r->dst.family == AF_INET ? 4 : 6;
+	memcpy(ip.src, r->src.gid, 16);
+	memcpy(ip.dst, r->dst.gid, 16);
+	ip.src_port = r->src.port;
+	ip.dst_port = r->dst.port;
+	ip.ps = r->ps;
+	memset(pdata, 0, sizeof(pdata));
+	if (droce_cm_ip_hdr_build(&ip, pdata, sizeof(pdata)) < 0)
+		return EINVAL;
+	memcpy(pdata + DROCE_CMA_HDR_BYTES, q->pdata, q->pdata_len);
+
+	memset(&p, 0, sizeof(p));
+	p.service_id = droce_cm_ip_service_id(r->ps, r->dst.port);
+	memcpy(p.addr.local_gid, r->src.gid, 16);
+	memcpy(p.addr.remote_gid, r->dst.gid, 16);
+	p.addr.remote_qpn = 1;
+	p.addr.pkey = 0xffff;
+	p.addr.hop_limit = 64;
+	p.timeout = CM_RESPONSE_TIMEOUT;
+	p.max_cm_retries = CM_MAX_RETRIES;
+	p.pdata = pdata;
+	p.pdata_len = (uint8_t)(DROCE_CMA_HDR_BYTES + q->pdata_len);
+	ret = droce_cm_sidr_req(r->cmid, &p, g.now);
+	return ret < 0 ? -ret : 0;
+}
+
+/* Answer the SIDR_REQ a passive UD id holds: @p status, our QPN, the Q_Key. */
+static int
+rid_sidr_rep(struct rid *r, uint8_t status, const struct droce_ctrl_cm_conn *q)
+{
+	struct droce_cm_sidr_rep_param p;
+	int ret;
+
+	if (!r->passive || r->cmid == NULL || q->pdata_len > DROCE_CM_IP_SIDR_REP_PDATA_MAX)
+		return EINVAL;
+	if (status == DROCE_CM_SIDR_SUCCESS && !droce_dev_qpn_of_pid(g.d->dev, q->qpn, r->owner->pid))
+		return EINVAL;
+	memset(&p, 0, sizeof(p));
+	p.status = status;
+	if (status == DROCE_CM_SIDR_SUCCESS) {
+		p.qpn = q->qpn;
+		p.qkey = DROCE_CTRL_CM_UDP_QKEY;
+	}
+	p.pdata = q->pdata;
+	p.pdata_len = q->pdata_len;
+	ret = droce_cm_sidr_rep(r->cmid, &p, g.now);
+	return ret < 0 ? -ret : 0;
+}
+
 static int
 rid_accept(struct rid *r, const struct droce_ctrl_cm_conn *q)
 {
 	struct droce_cm_rep_param p;
 	int ret;
 
+	if (r->qp_type == IBV_QPT_UD)
+		return rid_sidr_rep(r, DROCE_CM_SIDR_SUCCESS, q);
 	if (!r->passive || r->cmid == NULL || q->pdata_len > DROCE_CM_IP_REP_PDATA_MAX)
 		return EINVAL;
 	if (!droce_dev_qpn_of_pid(g.d->dev, q->qpn, r->owner->pid))
@@ -678,6 +870,34 @@ rid_accept(struct rid *r, const struct droce_ctrl_cm_conn *q)
 	p.pdata_len = q->pdata_len;
 	ret = droce_cm_accept(r->cmid, &p, g.now);
 	return ret < 0 ? -ret : 0;
+}
+
+/* ---- multicast ---- */
+
+/*
+ * Join @p q's group: droced keeps no state for it, the client attaches its
+ * QP (ibv_attach_mcast: the IGMP / MLD report). The group's MGID is its
+ * address in GID form (IPv4-mapped for IPv4), as Linux's cma makes it on
+ * RoCE; the id needs a source address of the group's family.
+ */
+static int
+rid_join(struct rid *r, const struct droce_ctrl_cm_join_req *q)
+{
+	struct droce_ctrl_cm_event ev = { .event = DROCE_CM_EVENT_MULTICAST_JOIN };
+
+	if (r->qp_type != IBV_QPT_UD || r->passive)
+		return EINVAL;
+	if (!addr_ok(&q->addr) || !droce_gid_is_mcast(q->addr.gid))
+		return EINVAL;
+	if (!r->bound || gid_is_any(r->src.gid))
+		return EINVAL;		/* rdma_resolve_addr or rdma_bind_addr first */
+	if (droce_gid_is_ipv4(q->addr.gid) != droce_gid_is_ipv4(r->src.gid))
+		return EAFNOSUPPORT;
+	ev_ud(&ev, q->addr.gid, r->src.gid, 0xffffff, DROCE_CTRL_CM_UDP_QKEY);
+	ev.mc = q->mc;
+	CMC(MCAST_JOINS);
+	emit(r, &ev);
+	return 0;
 }
 
 /* ---- requests ---- */
@@ -747,6 +967,7 @@ static const uint32_t cm_req_len[] = {
 	L(CM_INIT_QP_ATTR, struct droce_ctrl_cm_init_qp_attr_req)
 	L(CM_QUERY, struct droce_ctrl_cm_id)
 	L(CM_MIGRATE_ID, struct droce_ctrl_cm_id)
+	L(CM_JOIN_MCAST, struct droce_ctrl_cm_join_req)
 #undef L
 };
 
@@ -782,6 +1003,8 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		if (q->ps != DROCE_RDMA_PS_TCP && q->ps != DROCE_RDMA_PS_UDP &&
 		    q->ps != DROCE_RDMA_PS_IB && q->ps != DROCE_RDMA_PS_IPOIB)
 			return EPROTONOSUPPORT;
+		if (q->qp_type == IBV_QPT_XRC_SEND || q->qp_type == IBV_QPT_XRC_RECV)
+			return EOPNOTSUPP;	/* droce has no XRC (doc/cm.md) */
 		if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC &&
 		    q->qp_type != IBV_QPT_UD)
 			return EINVAL;
@@ -826,7 +1049,7 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		emit_simple(r, DROCE_CM_EVENT_ROUTE_RESOLVED, 0);
 		return 0;
 	case DROCE_CTRL_CM_LISTEN:
-		if (r->qp_type == IBV_QPT_UD || r->passive || r->cmid != NULL)
+		if (r->passive || r->cmid != NULL)
 			return EINVAL;
 		if (!r->bound) {
 			struct droce_ctrl_cm_addr any = { .family = AF_INET6 };
@@ -853,6 +1076,8 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 	case DROCE_CTRL_CM_REJECT: {
 		const struct droce_ctrl_cm_conn *q = body;
 
+		if (r->qp_type == IBV_QPT_UD)
+			return rid_sidr_rep(r, DROCE_CM_SIDR_REJECT, q);
 		if (r->cmid == NULL || q->pdata_len > DROCE_CM_IP_REJ_PDATA_MAX)
 			return EINVAL;
 		ret = droce_cm_reject(r->cmid, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, q->pdata,
@@ -878,6 +1103,8 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 			*rep_len = sizeof(struct droce_ctrl_cm_init_qp_attr_rep);
 		return ret;
 	}
+	case DROCE_CTRL_CM_JOIN_MCAST:
+		return rid_join(r, body);
 	case DROCE_CTRL_CM_QUERY: {
 		struct droce_ctrl_cm_query_rep *out = rep;
 

@@ -27,6 +27,13 @@
  * another connection of the same process (SO_PEERCRED pid): its events go
  * to this connection's pipe from then on (rdma_migrate_id, and the new ids
  * of a synchronous listener, which each get a channel of their own).
+ *
+ * UD ids (RDMA_PS_UDP) connect with SIDR: CM_CONNECT sends a SIDR_REQ,
+ * CM_ACCEPT and CM_REJECT answer one with a SIDR_REP; the active side's
+ * ESTABLISHED (or UNREACHABLE) carries the peer's QPN and Q_Key.
+ * CM_JOIN_MCAST checks a group address and answers with MULTICAST_JOIN
+ * (its MGID, Q_Key and our GID index): the client attaches its QP itself,
+ * with ibv_attach_mcast, whose IGMP / MLD report droced already sends.
  */
 
 #include <stdint.h>
@@ -52,7 +59,8 @@
 	M(CM_ESTABLISH) \
 	M(CM_INIT_QP_ATTR) \
 	M(CM_QUERY) \
-	M(CM_MIGRATE_ID)
+	M(CM_MIGRATE_ID) \
+	M(CM_JOIN_MCAST)
 
 enum droce_ctrl_cm_type {
 	DROCE_CTRL_CM_FIRST_ = DROCE_CTRL_CM_BASE - 1,
@@ -152,6 +160,17 @@ struct droce_ctrl_cm_query_rep {
 	uint32_t qp_type;
 };
 
+/** CM_JOIN_MCAST: join @c addr's group; the event echoes @c mc. */
+struct droce_ctrl_cm_join_req {
+	uint32_t id;
+	uint32_t join_flags;	/**< enum rdma_cm_join_mc_attr_flags */
+	uint64_t mc;		/**< the client's membership */
+	struct droce_ctrl_cm_addr addr;
+};
+
+/** The Q_Key of RDMA_PS_UDP ids and their groups (rdma-core's RDMA_UDP_QKEY). */
+#define DROCE_CTRL_CM_UDP_QKEY	0x01234567u
+
 /** rdma_cm's event types, with rdma-core's values (enum rdma_cm_event_type). */
 enum droce_ctrl_cm_event_type {
 	DROCE_CM_EVENT_ADDR_RESOLVED,
@@ -190,6 +209,14 @@ struct droce_ctrl_cm_event {
 	uint8_t pdata_len;
 	uint8_t pad;
 	uint8_t pdata[DROCE_CTRL_CM_PDATA_MAX];
+	/* UD: ESTABLISHED after a SIDR_REP, MULTICAST_JOIN */
+	uint32_t qkey;
+	uint8_t dgid[16];	/**< the peer's GID, or the group's MGID */
+	uint8_t sgid_index;	/**< ours, for the address handle */
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint8_t pad2;
+	uint64_t mc;		/**< MULTICAST_JOIN: the client's membership */
 };
 
 _Static_assert(sizeof(struct droce_ctrl_cm_event) <= 512, "an event is one atomic pipe write");

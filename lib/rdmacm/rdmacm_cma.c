@@ -16,6 +16,10 @@
  * REP (rdma_accept) or the RTU (on CONNECT_RESPONSE), ERR at
  * rdma_disconnect.
  *
+ * UD ids (RDMA_PS_UDP) "connect" through SIDR: their QP goes to RTS at
+ * rdma_create_qp, rdma_accept answers without waiting, and the active
+ * side's ESTABLISHED carries param.ud (multicast: rdmacm_mcast.c).
+ *
  * An id made with a NULL channel is synchronous, as in rdma-core: it gets a
  * channel of its own, and rdma_resolve_addr, rdma_resolve_route,
  * rdma_connect, rdma_accept and rdma_disconnect return once their event has
@@ -163,9 +167,9 @@ chan_call(struct rdmacm_chan *ch, uint16_t type, const void *req, uint32_t req_l
 	return ret;
 }
 
-static int
-id_call(struct rdmacm_id *i, uint16_t type, void *req, uint32_t req_len, void *rep,
-	uint32_t rep_len)
+int
+rdmacm_id_call(struct rdmacm_id *i, uint16_t type, void *req, uint32_t req_len, void *rep,
+	       uint32_t rep_len)
 {
 	*(uint32_t *)req = i->handle;	/* every id request starts with the id */
 	return chan_call(i->chan, type, req, req_len, rep, rep_len);
@@ -341,10 +345,11 @@ rdma_destroy_id(struct rdma_cm_id *id)
 
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
-	(void)id_call(i, DROCE_CTRL_CM_DESTROY_ID, &req, sizeof(req), NULL, 0);
+	(void)rdmacm_id_call(i, DROCE_CTRL_CM_DESTROY_ID, &req, sizeof(req), NULL, 0);
 	if (id->event != NULL)
 		rdma_ack_cm_event(id->event);
 	chan_del(i->chan, i);
+	rdmacm_mc_free_all(i);
 	if (i->sync)
 		rdma_destroy_event_channel(&i->chan->ch);
 	free(i->ep_qp_attr);
@@ -425,8 +430,8 @@ rdmacm_complete(struct rdmacm_id *i)
 
 /* ---- addresses ---- */
 
-static int
-addr_to_ctrl(const struct sockaddr *sa, struct droce_ctrl_cm_addr *a)
+int
+rdmacm_addr_to_ctrl(const struct sockaddr *sa, struct droce_ctrl_cm_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	if (sa == NULL)
@@ -481,7 +486,7 @@ id_query(struct rdmacm_id *i)
 	struct rdma_cm_id *id = &i->id;
 	int ret;
 
-	ret = id_call(i, DROCE_CTRL_CM_QUERY, &req, sizeof(req), &rep, sizeof(rep));
+	ret = rdmacm_id_call(i, DROCE_CTRL_CM_QUERY, &req, sizeof(req), &rep, sizeof(rep));
 	if (ret != 0)
 		return ret;
 	addr_from_ctrl(&rep.src, &id->route.addr.src_storage);
@@ -528,9 +533,9 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (i == NULL || addr == NULL)
 		return rdmacm_err(EINVAL);
 	memset(&req, 0, sizeof(req));
-	ret = addr_to_ctrl(addr, &req.addr);
+	ret = rdmacm_addr_to_ctrl(addr, &req.addr);
 	if (ret == 0)
-		ret = id_call(i, DROCE_CTRL_CM_BIND, &req, sizeof(req), &rep, sizeof(rep));
+		ret = rdmacm_id_call(i, DROCE_CTRL_CM_BIND, &req, sizeof(req), &rep, sizeof(rep));
 	if (ret != 0)
 		return rdmacm_err(ret);
 	addr_from_ctrl(&rep.addr, &id->route.addr.src_storage);
@@ -556,11 +561,11 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 		return rdmacm_err(EINVAL);
 	memset(&req, 0, sizeof(req));
 	req.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
-	ret = addr_to_ctrl(src_addr, &req.src);
+	ret = rdmacm_addr_to_ctrl(src_addr, &req.src);
 	if (ret == 0)
-		ret = addr_to_ctrl(dst_addr, &req.dst);
+		ret = rdmacm_addr_to_ctrl(dst_addr, &req.dst);
 	if (ret == 0)
-		ret = id_call(i, DROCE_CTRL_CM_RESOLVE_ADDR, &req, sizeof(req), NULL, 0);
+		ret = rdmacm_id_call(i, DROCE_CTRL_CM_RESOLVE_ADDR, &req, sizeof(req), NULL, 0);
 	if (ret != 0)
 		return rdmacm_err(ret);
 	addr_from_ctrl(&req.dst, &id->route.addr.dst_storage);
@@ -576,7 +581,7 @@ rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
-	ret = id_call(i, DROCE_CTRL_CM_RESOLVE_ROUTE, &req, sizeof(req), NULL, 0);
+	ret = rdmacm_id_call(i, DROCE_CTRL_CM_RESOLVE_ROUTE, &req, sizeof(req), NULL, 0);
 	return ret != 0 ? rdmacm_err(ret) : rdmacm_complete(i);
 }
 
@@ -592,7 +597,7 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
-	ret = id_call(i, DROCE_CTRL_CM_LISTEN, &req, sizeof(req), NULL, 0);
+	ret = rdmacm_id_call(i, DROCE_CTRL_CM_LISTEN, &req, sizeof(req), NULL, 0);
 	return ret != 0 ? rdmacm_err(ret) : 0;
 }
 
@@ -623,7 +628,7 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_at
 	if (i == NULL || qp_attr == NULL || qp_attr_mask == NULL)
 		return rdmacm_err(EINVAL);
 	req.qp_state = qp_attr->qp_state;
-	ret = id_call(i, DROCE_CTRL_CM_INIT_QP_ATTR, &req, sizeof(req), &rep, sizeof(rep));
+	ret = rdmacm_id_call(i, DROCE_CTRL_CM_INIT_QP_ATTR, &req, sizeof(req), &rep, sizeof(rep));
 	if (ret != 0)
 		return rdmacm_err(ret);
 	*qp_attr = rep.attr;
@@ -746,6 +751,11 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	}
 	id->qp = qp;
 	ret = qp_move(i, IBV_QPS_INIT, 0);
+	if (ret == 0 && qp->qp_type == IBV_QPT_UD) {	/* no peer to wait for: RTS now */
+		ret = qp_move(i, IBV_QPS_RTR, 0);
+		if (ret == 0)
+			ret = qp_move(i, IBV_QPS_RTS, 0);
+	}
 	if (ret != 0) {
 		id->qp = NULL;
 		ibv_destroy_qp(qp);
@@ -814,7 +824,7 @@ conn_call(struct rdmacm_id *i, uint16_t type, const struct rdma_conn_param *p, u
 		if (p->private_data_len > 0)
 			memcpy(req.pdata + pre, p->private_data, p->private_data_len);
 	}
-	return id_call(i, type, &req, sizeof(req), NULL, 0);
+	return rdmacm_id_call(i, type, &req, sizeof(req), NULL, 0);
 }
 
 /*
@@ -867,7 +877,7 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	i->resp_res = p.responder_resources;
 	i->init_depth = p.initiator_depth;
 	ret = conn_call(i, DROCE_CTRL_CM_CONNECT, &p, id->qp != NULL ? id->qp->qp_num : p.qp_num,
-			56);
+			id->qp_type == IBV_QPT_UD ? 180 : 56);
 	if (ret != 0)
 		return rdmacm_err(ret);
 	i->connect_len = 0;		/* sent once */
@@ -893,6 +903,11 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	if (id->qp == NULL && p.qp_num == 0)
 		return rdmacm_err(EINVAL);
+	if (id->qp_type == IBV_QPT_UD) {	/* a SIDR_REP: no event follows */
+		ret = conn_call(i, DROCE_CTRL_CM_ACCEPT, &p,
+				id->qp != NULL ? id->qp->qp_num : p.qp_num, 136);
+		return ret != 0 ? rdmacm_err(ret) : 0;
+	}
 	ret = conn_depths(id, &p);
 	if (ret != 0)
 		return rdmacm_err(ret);
@@ -929,7 +944,7 @@ rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_dat
 
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
-	ret = conn_call(i, DROCE_CTRL_CM_REJECT, &p, 0, 148);
+	ret = conn_call(i, DROCE_CTRL_CM_REJECT, &p, 0, id->qp_type == IBV_QPT_UD ? 136 : 148);
 	return ret != 0 ? rdmacm_err(ret) : 0;
 }
 
@@ -942,7 +957,7 @@ rdma_establish(struct rdma_cm_id *id)
 
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
-	ret = id_call(i, DROCE_CTRL_CM_ESTABLISH, &req, sizeof(req), NULL, 0);
+	ret = rdmacm_id_call(i, DROCE_CTRL_CM_ESTABLISH, &req, sizeof(req), NULL, 0);
 	return ret != 0 ? rdmacm_err(ret) : 0;
 }
 
@@ -956,7 +971,7 @@ rdma_disconnect(struct rdma_cm_id *id)
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
 	qp_error(i);		/* flushes the QP's work first, as rdma-core does */
-	ret = id_call(i, DROCE_CTRL_CM_DISCONNECT, &req, sizeof(req), NULL, 0);
+	ret = rdmacm_id_call(i, DROCE_CTRL_CM_DISCONNECT, &req, sizeof(req), NULL, 0);
 	return ret != 0 ? rdmacm_err(ret) : rdmacm_complete(i);
 }
 
@@ -977,6 +992,21 @@ conn_param_from(struct rdmacm_event *e, const struct droce_ctrl_cm_event *w)
 	c->rnr_retry_count = w->rnr_retry_count;
 	c->srq = w->srq;
 	c->qp_num = w->qpn;
+}
+
+/* A UD event: the peer's (or the group's) QPN, Q_Key and address handle. */
+static void
+ud_param_from(struct rdmacm_event *e, const struct droce_ctrl_cm_event *w)
+{
+	struct rdma_ud_param *u = &e->ev.param.ud;
+
+	memcpy(e->pdata, w->pdata, DROCE_CTRL_CM_PDATA_MAX);
+	memset(u, 0, sizeof(*u));
+	u->private_data = w->pdata_len > 0 ? e->pdata : NULL;
+	u->private_data_len = w->pdata_len;
+	rdmacm_ud_ah(&u->ah_attr, w->dgid, w->sgid_index, w->hop_limit, w->tclass);
+	u->qp_num = w->qpn;
+	u->qkey = w->qkey;
 }
 
 /* CONNECT_REQUEST: the new id, on the listener's channel. */
@@ -1033,6 +1063,8 @@ again:
 	conn_param_from(e, &w);
 	if (w.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		ret = conn_request(ch, e, &w);
+		if (ret == 0 && e->ev.id->qp_type == IBV_QPT_UD)
+			ud_param_from(e, &w);
 		if (ret != 0) {
 			free(e);
 			goto again;	/* the listener is gone: nobody to tell */
@@ -1046,7 +1078,12 @@ again:
 		goto again;		/* an id destroyed meanwhile */
 	}
 	e->ev.id = &i->id;
+	if (i->id.qp_type == IBV_QPT_UD)
+		ud_param_from(e, &w);
 	switch (w.event) {
+	case RDMA_CM_EVENT_MULTICAST_JOIN:
+		rdmacm_mc_joined(i, &e->ev, w.mc);
+		break;
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		ret = id_query(i);

@@ -41,6 +41,16 @@ struct rdmacm_chan {
 	struct rdmacm_id *ids;
 };
 
+/** A multicast group an id joined (rdma_join_multicast). */
+struct rdmacm_mc {
+	struct sockaddr_storage addr;
+	void *context;
+	uint32_t join_flags;
+	bool attached;			/* the id's QP is attached to mgid */
+	union ibv_gid mgid;
+	struct rdmacm_mc *next;
+};
+
 /** An rdma_cm id: the public struct first. */
 struct rdmacm_id {
 	struct rdma_cm_id id;
@@ -57,6 +67,7 @@ struct rdmacm_id {
 	uint8_t peer_rr, peer_depth;
 	/* what we asked for, for RTR and RTS */
 	uint8_t resp_res, init_depth;
+	struct rdmacm_mc *mcs;		/* groups joined; under the channel's lock */
 	struct rdmacm_id *next;
 };
 
@@ -69,6 +80,17 @@ struct rdmacm_event {
 /* rdma_cma.c's, for rdmacm_ep.c */
 int rdmacm_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		     enum rdma_port_space ps, enum ibv_qp_type qp_type);
+/* One request about @p i to droced (the request starts with the id's handle). */
+int rdmacm_id_call(struct rdmacm_id *i, uint16_t type, void *req, uint32_t req_len, void *rep,
+		   uint32_t rep_len);
+/* @p sa (AF_INET, AF_INET6 or NULL) in droced's form. @return 0 or EAFNOSUPPORT. */
+int rdmacm_addr_to_ctrl(const struct sockaddr *sa, struct droce_ctrl_cm_addr *a);
+/* rdmacm_mcast.c: MULTICAST_JOIN arrived for @p i (attaches the QP); groups left at destroy. */
+void rdmacm_mc_joined(struct rdmacm_id *i, struct rdma_cm_event *e, uint64_t mc);
+void rdmacm_mc_free_all(struct rdmacm_id *i);
+/* A UD event's address handle: @p dgid through our GID @p sgid_index, port 1. */
+void rdmacm_ud_ah(struct ibv_ah_attr *ah, const uint8_t dgid[16], uint8_t sgid_index,
+		  uint8_t hop_limit, uint8_t tclass);
 /* A synchronous id's wait for the event its call started (kept in id->event). */
 int rdmacm_complete(struct rdmacm_id *i);
 

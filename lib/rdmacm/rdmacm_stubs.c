@@ -47,25 +47,6 @@ rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 }
 
 RDMACM_EXPORT int
-rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
-{
-	NOSYS_INT((void)id, (void)addr, (void)context);
-}
-
-RDMACM_EXPORT int
-rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-		       void *context)
-{
-	NOSYS_INT((void)id, (void)mc_join_attr, (void)context);
-}
-
-RDMACM_EXPORT int
-rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
-{
-	NOSYS_INT((void)id, (void)addr);
-}
-
-RDMACM_EXPORT int
 rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
 {
 	NOSYS_INT((void)id, (void)level, (void)optname, (void)optval, (void)optlen);

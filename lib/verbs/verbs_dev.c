@@ -901,6 +901,27 @@ dev_obj_destroy(struct droce_dev *dev, struct dev_obj *o)
 	free(o);
 }
 
+/*
+ * Take the client's posted UD sends in before one of its AHs goes: a send
+ * posted before ibv_destroy_ah was valid when posted, and the WQE keeps a
+ * copy of the address (the doorbell may not have been seen yet; mckey's
+ * sender destroys its AH right after posting its unsignaled sends).
+ */
+static void
+dev_drain_ud_qps(struct droce_client *cl)
+{
+	struct droce_dev *dev = cl->dev;
+	uint32_t i;
+
+	for (i = 0; i < DEV_MAX_OBJS; i++) {
+		struct dev_obj *o = dev->objs[i];
+
+		if (o != NULL && o->cl == cl && o->type == OBJ_QP &&
+		    ((struct dev_qp *)o)->tqp.attr.type == IBV_QPT_UD)
+			dev_qp_drain(dev, (struct dev_qp *)o, 0);
+	}
+}
+
 /* ---- requests ---- */
 
 static int
@@ -1066,6 +1087,7 @@ droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr, con
 		*rep_len = sizeof(struct droce_ctrl_create_ah_rep);
 		return dev_create_ah(cl, body, rep);
 	case DROCE_CTRL_DESTROY_AH:
+		dev_drain_ud_qps(cl);
 		return dev_destroy_checked(cl, h->handle, OBJ_AH);
 	case DROCE_CTRL_ATTACH_MCAST:
 		return dev_mcast(cl, body, true);

@@ -16,6 +16,17 @@
 # decide, and the client's daemon must have sent CM MADs. rdma_client with
 # no server must fail with ECONNREFUSED.
 #
+# The rest of rdmacm-utils, across the pair and on one daemon: udaddy (UD
+# ids through SIDR_REQ / SIDR_REP, 2 ids, messages both ways: each side
+# waits for every one, so a lost message is a timeout), mckey with an IPv4
+# and an IPv6 group (rdma_join_multicast_ex; receivers on the other daemon
+# and on the sender's, started and joined before the sender; each waits for
+# every message), rdma_xserver / rdma_xclient over RC (XRC is refused:
+# rdma_create_ep fails with EOPNOTSUPP at once), cmtime with 20
+# connections (its rdma-core 44 server never exits: it must still be
+# running when the client has exited 0), and rstream / riostream, which
+# must exit non-zero at once with ENOSYS (droce has no rsocket).
+#
 # fault: the pair with droce's fault-injection vdev on both ports (5% loss
 # both ways, as run_tools.sh's fault mode): rping both ways and ucmatose
 # across the pair must still connect, run and disconnect, the lost CM MADs
@@ -195,5 +206,122 @@ command -v rdma_server >/dev/null 2>&1 && {
 		fail=1
 	fi
 }
+
+# udaddy: UD over rdma_cm (SIDR); both sides wait for all their messages.
+command -v udaddy >/dev/null 2>&1 && {
+	tool_run udaddy-a-to-b B A 'udaddy -c 2' 'udaddy -s $ip -c 2'
+	tool_run udaddy-one-daemon A A 'udaddy -c 2' 'udaddy -s $ip -c 2'
+}
+
+# mckey_run NAME GROUP [SENDER_OPTIONS]: receivers on B and on A, the
+# sender on A once both have joined (their "joined" line, printed after
+# librdmacm attached the QP; stdbuf makes it visible at once); each
+# receiver waits for all 10 messages. All three exit statuses decide.
+mckey_run() {
+	name=$1 group=$2 sopt=${3:-}
+	$DROCE_RUN_B timeout $tmo stdbuf -oL mckey -m "$group" >"$log/$name.remote" 2>&1 &
+	pid_r=$!
+	$DROCE_RUN_A timeout $tmo stdbuf -oL mckey -m "$group" >"$log/$name.local" 2>&1 &
+	pid_l=$!
+	i=0
+	until [ "$(grep -l "joined dgid" "$log/$name.remote" "$log/$name.local" | wc -l)" = 2 ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && { echo "FAIL $name: the receivers did not join in 20 s"; fail=1; break; }
+		sleep 0.1
+	done
+	eval "$DROCE_RUN_A timeout $tmo mckey -m $group -s $sopt" >"$log/$name.sender" 2>&1
+	rc_s=$?
+	wait $pid_r
+	rc_r=$?
+	wait $pid_l
+	rc_l=$?
+	if [ $rc_s = 0 ] && [ $rc_r = 0 ] && [ $rc_l = 0 ] &&
+	   grep -q "data transfers complete" "$log/$name.remote" &&
+	   grep -q "data transfers complete" "$log/$name.local"; then
+		echo "ok   $name: sender on A, receivers on B and A got every message, all exit 0"
+	else
+		echo "FAIL $name: sender exit $rc_s, receiver on B exit $rc_r, on A exit $rc_l"
+		for f in sender remote local; do
+			sed "s/^/    $f: /" "$log/$name.$f"
+		done
+		fail=1
+	fi
+}
+command -v mckey >/dev/null 2>&1 && {
+	mckey_run mckey-ipv4 239.7.7.1 "-b $DROCE_IP_A"
+	mckey_run mckey-ipv6 ff0e::7:1 -o	# the sender joins send-only
+}
+
+# Exit status RC is a failure the tool reported itself: not 0, not a
+# timeout (124), not a signal (128 + n; 255 is a tool's -1).
+failed_cleanly() {	# RC
+	[ "$1" != 0 ] && [ "$1" != 124 ] && { [ "$1" -lt 128 ] || [ "$1" = 255 ]; }
+}
+
+# rdma_xserver / rdma_xclient: RC endpoints; XRC is refused at once.
+command -v rdma_xserver >/dev/null 2>&1 && {
+	tool_run rdma_xserver-a-to-b B A 'rdma_xserver -c r' 'rdma_xclient -s $ip -c r'
+	tool_run rdma_xserver-one-daemon A A 'rdma_xserver -c r' 'rdma_xclient -s $ip -c r'
+	$DROCE_RUN_A timeout $tmo rdma_xclient -c x -s "$DROCE_IP_B" >"$log/xrc" 2>&1
+	rc=$?
+	if failed_cleanly $rc && grep -q "rdma_create_ep: Operation not supported" "$log/xrc"; then
+		echo "ok   rdma_xclient -c x (XRC): exit $rc, rdma_create_ep: Operation not supported"
+	else
+		echo "FAIL rdma_xclient -c x (XRC): exit $rc"
+		sed 's/^/    /' "$log/xrc"
+		fail=1
+	fi
+}
+
+# cmtime_run NAME SERVER_SIDE CLIENT_SIDE: 20 connections set up and torn
+# down; the client's exit status decides, and rdma-core 44's server, which
+# never exits, must still be alive afterwards (then it is stopped).
+cmtime_run() {
+	name=$1 srv=$2 cli=$3
+	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
+	wait_no_listener "$srv" || { fail=1; return; }
+	$run_s timeout $tmo cmtime -b "$ip" -c 20 >"$log/$name.server" 2>&1 &
+	pid=$!
+	rc_c=1
+	if wait_listener "$srv"; then
+		$run_c timeout $tmo cmtime -s "$ip" -c 20 >"$log/$name.client" 2>&1
+		rc_c=$?
+	fi
+	alive=no
+	kill -0 $pid 2>/dev/null && alive=yes
+	kill $pid 2>/dev/null	# timeout passes the SIGTERM on to cmtime
+	wait $pid 2>/dev/null
+	if [ $rc_c = 0 ] && [ $alive = yes ] && grep -q "^connect *:" "$log/$name.client"; then
+		echo "ok   $name: client exit 0, 20 connections timed, server still running"
+	else
+		echo "FAIL $name: client exit $rc_c, server alive: $alive"
+		sed 's/^/    server: /' "$log/$name.server"
+		sed 's/^/    client: /' "$log/$name.client" 2>/dev/null
+		fail=1
+	fi
+}
+command -v cmtime >/dev/null 2>&1 && {
+	cmtime_run cmtime-a-to-b B A
+	cmtime_run cmtime-one-daemon A A
+}
+
+# rsocket: not in droce's librdmacm; rstream and riostream must say so and
+# exit non-zero at once (failed_cleanly: no hang, no crash).
+for t in rstream riostream; do
+	command -v $t >/dev/null 2>&1 || continue
+	for how in server client; do
+		opt=
+		[ $how = client ] && opt="-s $DROCE_IP_B"
+		$DROCE_RUN_A timeout $tmo $t $opt >"$log/$t.$how" 2>&1
+		rc=$?
+		if failed_cleanly $rc && grep -q "Function not implemented" "$log/$t.$how"; then
+			echo "ok   $t $how: exit $rc, rsocket failed with ENOSYS"
+		else
+			echo "FAIL $t $how: exit $rc"
+			sed 's/^/    /' "$log/$t.$how"
+			fail=1
+		fi
+	done
+done
 rm -rf "$log"
 exit $fail

@@ -9,6 +9,7 @@
  * that disappears, a full backlog.
  */
 
+#include <errno.h>
 #include <string.h>
 
 #include "cm_sim.h"
@@ -67,6 +68,70 @@ START_TEST(test_sidr_answers_with_qpn_qkey_and_private_data)
 	ck_assert_int_eq(a->state, DROCE_CM_IDLE);
 	ck_assert_uint_eq(sim->mads_sent, 2);
 	ck_assert_uint_eq(l->pending, 0);
+	cms_free(sim);
+}
+END_TEST
+
+/*
+ * What droce's rdma_cm puts in a UD id's SIDR_REQ: the cma header, then the
+ * application's 180 bytes. The passive side reads back the addresses,
+ * ports and port space from the header and the service ID, and the
+ * application's bytes after it; a header of another CMA version is refused
+ * by the parser (droced answers that SIDR_REQ with Reject).
+ */
+START_TEST(test_sidr_carries_the_cma_header_and_180_bytes)
+{
+	struct cms *sim = cms_new(50);
+	struct droce_cm_ip_info ip = {
+		.ip_version = 4,
+		.src_port = 40000,
+		.dst_port = 7174,
+		.ps = DROCE_RDMA_PS_UDP,
+	}, got;
+	struct droce_cm_sidr_req_param p = {
+		.service_id = SID_UDP,
+		.timeout = 20,
+		.max_cm_retries = 15,
+		.pdata_len = DROCE_CM_SIDR_REQ_PDATA_BYTES,
+	};
+	uint8_t pdata[DROCE_CM_SIDR_REQ_PDATA_BYTES];
+	const struct cms_ev *req;
+	struct droce_cm_id *a;
+	unsigned int i;
+
+	(void)cms_listen(sim, 1, SID_UDP, 4);
+	memcpy(ip.src, (uint8_t[16]){ [10] = 0xff, [11] = 0xff, 10, 99, 0, 1 }, 16);
+	memcpy(ip.dst, (uint8_t[16]){ [10] = 0xff, [11] = 0xff, 10, 99, 0, 2 }, 16);
+	ck_assert_int_eq(droce_cm_ip_service_id(ip.ps, ip.dst_port), SID_UDP);
+	ck_assert_int_eq(droce_cm_ip_hdr_build(&ip, pdata, sizeof(pdata)), DROCE_CMA_HDR_BYTES);
+	for (i = DROCE_CMA_HDR_BYTES; i < sizeof(pdata); i++)
+		pdata[i] = (uint8_t)(i * 7);
+	ck_assert_uint_eq(sizeof(pdata) - DROCE_CMA_HDR_BYTES, DROCE_CM_IP_SIDR_REQ_PDATA_MAX);
+	p.pdata = pdata;
+	memcpy(p.addr.local_gid, sim->node[0].gid, 16);
+	memcpy(p.addr.remote_gid, sim->node[1].gid, 16);
+	p.addr.remote_qpn = 1;
+	p.addr.pkey = 0xffff;
+	ck_assert_int_eq(droce_cm_id_create(&sim->node[0].cm, NULL, &a), 0);
+	ck_assert_int_eq(droce_cm_sidr_req(a, &p, sim->now), 0);
+	cms_settle(sim, 60 * SEC);
+	req = cms_last(&sim->node[1], DROCE_CM_EV_SIDR_REQ_RECEIVED, NULL);
+	ck_assert_ptr_nonnull(req);
+	ck_assert_int_eq(droce_cm_ip_hdr_parse(req->msg.sidr_req.private_data,
+					       DROCE_CM_SIDR_REQ_PDATA_BYTES,
+					       req->msg.sidr_req.service_id, &got), 0);
+	ck_assert_uint_eq(got.ip_version, 4);
+	ck_assert_uint_eq(got.src_port, 40000);
+	ck_assert_uint_eq(got.dst_port, 7174);
+	ck_assert_uint_eq(got.ps, DROCE_RDMA_PS_UDP);
+	ck_assert_mem_eq(got.src, ip.src, 16);
+	ck_assert_mem_eq(got.dst, ip.dst, 16);
+	ck_assert_mem_eq(req->msg.sidr_req.private_data + DROCE_CMA_HDR_BYTES,
+			 pdata + DROCE_CMA_HDR_BYTES, DROCE_CM_IP_SIDR_REQ_PDATA_MAX);
+	ck_assert_ptr_nonnull(cms_last(&sim->node[0], DROCE_CM_EV_SIDR_REP_RECEIVED, a));
+
+	pdata[0] = 1;		/* CMA version 1: refused */
+	ck_assert_int_eq(droce_cm_ip_hdr_parse(pdata, sizeof(pdata), SID_UDP, &got), -EPROTO);
 	cms_free(sim);
 }
 END_TEST
@@ -220,6 +285,7 @@ test_cm_sidr_tcase(void)
 	TCase *tc = tcase_create("sidr");
 
 	tcase_add_test(tc, test_sidr_answers_with_qpn_qkey_and_private_data);
+	tcase_add_test(tc, test_sidr_carries_the_cma_header_and_180_bytes);
 	tcase_add_test(tc, test_sidr_for_an_unknown_service_is_unsupported);
 	tcase_add_test(tc, test_sidr_retries_then_times_out);
 	tcase_add_test(tc, test_sidr_duplicates_of_a_pending_request_reach_the_owner_once);

@@ -3,9 +3,12 @@
  */
 
 /*
- * TCase "qpn_held": QP creation skips the QPNs the connection manager still
- * holds (droce_dev_qpn_held_set; droced wires droce_cm_qpn_held to it), on
- * a real device object driven through its control requests.
+ * A real device object driven through its control requests, as droced's
+ * clients drive it. TCase "qpn_held": QP creation skips the QPNs the
+ * connection manager still holds (droce_dev_qpn_held_set; droced wires
+ * droce_cm_qpn_held to it). TCase "ah_destroy": a UD send posted before
+ * its AH is destroyed still goes out (mckey's sender destroys its AH right
+ * after posting, before the worker has seen the doorbell).
  */
 
 #include "droce_verbs_dev.h"	/* first: the header stands alone */
@@ -13,17 +16,26 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <check.h>
 
+#include "droce_shm.h"
+
 #include "test_verbs.h"
 
+/* Frames sent, and the last one's destination GID. */
+static unsigned int frames_out;
+static uint8_t last_dgid[16];
+
 static int
-no_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov)
+count_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov)
 {
-	(void)arg, (void)pkt, (void)iov, (void)n_iov;
-	return -EIO;
+	(void)arg, (void)iov, (void)n_iov;
+	frames_out++;
+	memcpy(last_dgid, pkt->dgid, 16);
+	return 0;
 }
 
 static int
@@ -40,7 +52,7 @@ no_mcast(void *arg, const uint8_t gid[16])
 }
 
 static const struct droce_dev_port_ops port_ops = {
-	.frame_out = no_out,
+	.frame_out = count_out,
 	.resolve = no_resolve,
 	.mcast_join = no_mcast,
 	.mcast_leave = no_mcast,
@@ -72,22 +84,36 @@ static struct droce_client *cl;
 static uint32_t pd, cq;
 static int async_pipe[2];
 
-/* One request (with @p fd unless -1); its reply descriptors are closed. @return the status. */
+/*
+ * One request (with @p fd unless -1); the first reply descriptor goes to
+ * @p keep if not NULL (else -1), the others are closed. @return the status.
+ */
 static int
-call_fd(uint16_t type, const void *body, uint32_t len, int fd, void *rep, uint32_t *rep_len)
+call_keep(uint16_t type, const void *body, uint32_t len, int fd, void *rep, uint32_t *rep_len,
+	  int *keep)
 {
 	struct droce_ctrl_hdr hdr = { .version = DROCE_CTRL_VERSION, .type = type, .len = len };
 	uint8_t scratch[DROCE_CTRL_MAX_BODY];
 	int fds[8];
-	unsigned int nfds = 0;
+	unsigned int nfds = 0, i = 0;
 	uint32_t rl = 0;
 	int ret;
 
 	ret = droce_dev_request(cl, &hdr, body, &fd, fd >= 0 ? 1 : 0, rep != NULL ? rep : scratch,
 				rep_len != NULL ? rep_len : &rl, fds, &nfds);
-	while (nfds > 0)
-		close(fds[--nfds]);
+	if (keep != NULL) {
+		*keep = nfds > 0 ? fds[0] : -1;
+		i = nfds > 0;
+	}
+	for (; i < nfds; i++)
+		close(fds[i]);
 	return ret;
+}
+
+static int
+call_fd(uint16_t type, const void *body, uint32_t len, int fd, void *rep, uint32_t *rep_len)
+{
+	return call_keep(type, body, len, fd, rep, rep_len, NULL);
 }
 
 static int
@@ -130,6 +156,7 @@ setup(void)
 	ck_assert_int_eq(call(DROCE_CTRL_CREATE_CQ, &cq_req, sizeof(cq_req), &cq_rep, &len), 0);
 	cq = cq_rep.cq_handle;
 	memset(&held, 0, sizeof(held));
+	frames_out = 0;
 }
 
 static void
@@ -198,6 +225,92 @@ START_TEST(held_qpns_skipped)
 	ck_assert_uint_eq(qpn, first + 6);
 }
 END_TEST
+
+static void
+modify(uint32_t qp, uint32_t mask, const struct ibv_qp_attr *attr)
+{
+	struct droce_ctrl_modify_qp_req m = { .qp_handle = qp, .mask = mask, .attr = *attr };
+
+	ck_assert_int_eq(call(DROCE_CTRL_MODIFY_QP, &m, sizeof(m), NULL, NULL), 0);
+}
+
+START_TEST(ud_send_posted_before_its_ah_is_destroyed_goes_out)
+{
+	static const uint8_t group[16] = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 };
+	struct droce_ctrl_create_qp_req q = {
+		.pd_handle = pd,
+		.send_cq_handle = cq,
+		.recv_cq_handle = cq,
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = 16 },
+	};
+	struct droce_ctrl_create_qp_rep r;
+	struct droce_ctrl_create_ah_req a = { .pd_handle = pd };
+	struct droce_ctrl_create_ah_rep ar;
+	struct droce_ctrl_handle h;
+	struct droce_dev_stats st;
+	struct droce_shm_swqe *w;
+	struct droce_shm_ring *sq;
+	struct ibv_qp_attr attr;
+	uint32_t len;
+	int fd, i;
+
+	ck_assert_int_eq(call_keep(DROCE_CTRL_CREATE_QP, &q, sizeof(q), -1, &r, &len, &fd), 0);
+	ck_assert_int_ge(fd, 0);
+	sq = mmap(NULL, r.sq_map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ck_assert_ptr_ne(sq, MAP_FAILED);
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qkey = 0x01234567;
+	modify(r.qp_handle, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, &attr);
+	attr.qp_state = IBV_QPS_RTR;
+	modify(r.qp_handle, IBV_QP_STATE, &attr);
+	attr.qp_state = IBV_QPS_RTS;
+	modify(r.qp_handle, IBV_QP_STATE | IBV_QP_SQ_PSN, &attr);
+
+	a.attr.is_global = 1;
+	a.attr.port_num = 1;
+	memcpy(a.attr.grh.dgid.raw, group, 16);
+	a.attr.grh.hop_limit = 8;
+	ck_assert_int_eq(call(DROCE_CTRL_CREATE_AH, &a, sizeof(a), &ar, &len), 0);
+
+	/* posted as the shim posts it, but the doorbell not seen yet */
+	w = droce_shm_slot(sq, 0);
+	memset(w, 0, sizeof(*w));
+	w->wr_id = 7;
+	w->opcode = IBV_WR_SEND;
+	w->send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	w->inline_len = 8;
+	memcpy(w->inline_data, "mckey!!", 8);
+	w->ah_handle = ar.ah_handle;
+	w->remote_qpn = 0xffffff;
+	w->remote_qkey = 0x01234567;
+	droce_shm_publish(sq, 1);
+
+	h.handle = ar.ah_handle;
+	ck_assert_int_eq(call(DROCE_CTRL_DESTROY_AH, &h, sizeof(h), NULL, NULL), 0);
+	for (i = 0; i < 4; i++)
+		(void)droce_dev_poll(dev, 1000000ull * (uint64_t)(i + 1));
+	droce_dev_stats(dev, &st);
+	ck_assert_uint_eq(st.cnt[DROCE_DEV_CNT_BAD_WQE], 0);
+	ck_assert_uint_eq(frames_out, 1);
+	ck_assert_mem_eq(last_dgid, group, 16);
+	munmap(sq, r.sq_map_len);
+}
+END_TEST
+
+TCase *
+verbs_tcase_ah_destroy(void)
+{
+	TCase *tc = tcase_create("ah_destroy");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, ud_send_posted_before_its_ah_is_destroyed_goes_out);
+	return tc;
+}
 
 TCase *
 verbs_tcase_qpn_held(void)
