@@ -95,6 +95,7 @@ struct rid {
 	struct droce_ctrl_cm_addr src;	/* ours; port 0 until bound */
 	struct droce_ctrl_cm_addr dst;	/* the peer's */
 	bool bound;
+	uint32_t bind_flags;		/* DROCE_CTRL_CM_BIND_* */
 	bool addr_resolved;
 	bool route_resolved;
 	bool passive;			/* made by a REQ */
@@ -281,15 +282,27 @@ addr_ok(const struct droce_ctrl_cm_addr *a)
 	return a->family == AF_INET6;
 }
 
+/*
+ * Is @p port of @p ps in use for a new bind with @p flags? Ids that both
+ * asked for REUSEADDR share a port unless one of them listens (as Linux's
+ * rdma_cm: a listener keeps its port to itself).
+ */
 static bool
-port_taken(uint16_t ps, uint16_t port)
+port_taken(uint16_t ps, uint16_t port, uint32_t flags)
 {
 	unsigned int i;
 
-	for (i = 0; i < CM_MAX_IDS; i++)
-		if (g.rids[i].owner != NULL && g.rids[i].bound && !g.rids[i].passive &&
-		    g.rids[i].ps == ps && g.rids[i].src.port == port)
-			return true;
+	for (i = 0; i < CM_MAX_IDS; i++) {
+		const struct rid *o = &g.rids[i];
+
+		if (o->owner == NULL || !o->bound || o->passive || o->ps != ps ||
+		    o->src.port != port)
+			continue;
+		if ((flags & o->bind_flags & DROCE_CTRL_CM_BIND_REUSEADDR) &&
+		    (o->cmid == NULL || o->cmid->state != DROCE_CM_LISTEN))
+			continue;
+		return true;
+	}
 	return false;
 }
 
@@ -311,7 +324,7 @@ loopback_as_any(struct droce_ctrl_cm_addr *a)
 }
 
 static int
-rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a)
+rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a, uint32_t flags)
 {
 	unsigned int tries;
 
@@ -323,14 +336,14 @@ rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a)
 		return EADDRNOTAVAIL;
 	r->src = *a;
 	if (a->port != 0) {
-		if (port_taken(r->ps, a->port))
+		if (port_taken(r->ps, a->port, flags))
 			return EADDRINUSE;
 	} else {
 		for (tries = 0; tries <= CM_PORT_LAST - CM_PORT_FIRST; tries++) {
 			uint16_t p = (uint16_t)(CM_PORT_FIRST + g.next_port++ %
 						(CM_PORT_LAST - CM_PORT_FIRST + 1));
 
-			if (!port_taken(r->ps, p)) {
+			if (!port_taken(r->ps, p, 0)) {
 				r->src.port = p;
 				break;
 			}
@@ -339,6 +352,7 @@ rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a)
 			return EADDRINUSE;
 	}
 	r->bound = true;
+	r->bind_flags = flags;
 	return 0;
 }
 
@@ -380,7 +394,7 @@ rid_resolve_addr(struct rid *r, const struct droce_ctrl_cm_resolve_addr_req *q)
 	if (gid_is_any(src.gid) && !pick_src(q->dst.gid, src.gid))
 		return EADDRNOTAVAIL;
 	if (!r->bound) {
-		ret = rid_bind(r, &src);
+		ret = rid_bind(r, &src, 0);
 		if (ret != 0)
 			return ret;
 	} else {
@@ -424,7 +438,9 @@ req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event 
 		CMC(REQ_BAD_HDR);
 		goto reject;
 	}
-	if (!gid_is_any(l->src.gid) && memcmp(l->src.gid, ip.dst, 16) != 0) {
+	if ((!gid_is_any(l->src.gid) && memcmp(l->src.gid, ip.dst, 16) != 0) ||
+	    ((l->bind_flags & DROCE_CTRL_CM_BIND_AFONLY) && l->src.family == AF_INET6 &&
+	     ip.ip_version == 4)) {
 		CMC(REQ_WRONG_IP);
 		reason = DROCE_CM_REJ_INVALID_SERVICE_ID;
 		goto reject;
@@ -487,7 +503,9 @@ sidr_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event
 		CMC(SIDR_BAD_HDR);
 		goto refuse;
 	}
-	if (!gid_is_any(l->src.gid) && memcmp(l->src.gid, ip.dst, 16) != 0) {
+	if ((!gid_is_any(l->src.gid) && memcmp(l->src.gid, ip.dst, 16) != 0) ||
+	    ((l->bind_flags & DROCE_CTRL_CM_BIND_AFONLY) && l->src.family == AF_INET6 &&
+	     ip.ip_version == 4)) {
 		CMC(REQ_WRONG_IP);
 		refuse.status = DROCE_CM_SIDR_UNSUPPORTED;
 		goto refuse;
@@ -1033,7 +1051,8 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		struct droce_ctrl_cm_addr a = q->addr;
 
 		loopback_as_any(&a);
-		ret = rid_bind(r, &a);
+		ret = rid_bind(r, &a, q->flags & (DROCE_CTRL_CM_BIND_REUSEADDR |
+						   DROCE_CTRL_CM_BIND_AFONLY));
 		if (ret == 0) {
 			out->addr = r->src;
 			*rep_len = sizeof(*out);
@@ -1054,7 +1073,7 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		if (!r->bound) {
 			struct droce_ctrl_cm_addr any = { .family = AF_INET6 };
 
-			ret = rid_bind(r, &any);
+			ret = rid_bind(r, &any, 0);
 			if (ret != 0)
 				return ret;
 		}
@@ -1092,6 +1111,16 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 	case DROCE_CTRL_CM_ESTABLISH:
 		if (r->cmid == NULL)
 			return EINVAL;
+		if (h->arg == 1) {	/* rdma_notify(COMM_EST): the passive side's RTU stand-in */
+			if (!r->passive)
+				return EINVAL;
+			if (r->cmid->state == DROCE_CM_ESTABLISHED)
+				return EISCONN;
+			ret = droce_cm_establish(r->cmid, g.now);
+			if (ret == 0)
+				emit_simple(r, DROCE_CM_EVENT_ESTABLISHED, 0);
+			return ret < 0 ? -ret : 0;
+		}
 		ret = r->passive ? droce_cm_establish(r->cmid, g.now) :
 				   droce_cm_send_rtu(r->cmid, NULL, 0, g.now);
 		return ret < 0 ? -ret : 0;

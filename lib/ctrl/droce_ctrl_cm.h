@@ -102,14 +102,16 @@ struct droce_ctrl_cm_create_id_req {
 };
 struct droce_ctrl_cm_id {	/* create_id's reply; DESTROY_ID, RESOLVE_ROUTE's... request */
 	uint32_t id;
-	uint32_t arg;		/**< LISTEN: backlog; RESOLVE_ROUTE: timeout ms */
+	uint32_t arg;		/**< LISTEN: backlog; RESOLVE_ROUTE: timeout ms; ESTABLISH: 1 for rdma_notify(COMM_EST) */
 };
 
 struct droce_ctrl_cm_bind_req {
 	uint32_t id;
-	uint32_t pad;
+	uint32_t flags;		/**< DROCE_CTRL_CM_BIND_* (rdma_set_option's) */
 	struct droce_ctrl_cm_addr addr;
 };
+#define DROCE_CTRL_CM_BIND_REUSEADDR	1u	/**< share the port with other such ids */
+#define DROCE_CTRL_CM_BIND_AFONLY	2u	/**< an IPv6 id: no IPv4 peers */
 struct droce_ctrl_cm_bind_rep {
 	struct droce_ctrl_cm_addr addr;	/**< the port chosen for 0 */
 };

@@ -500,7 +500,7 @@ id_query(struct rdmacm_id *i)
 		memcpy(i->path.dgid.raw, rep.dgid, 16);
 		i->path.pkey = htons(rep.pkey);
 		i->path.hop_limit = rep.hop_limit;
-		i->path.traffic_class = rep.tclass;
+		i->path.traffic_class = i->tos_set ? i->tos : rep.tclass;
 		i->path.mtu = rep.mtu;
 		i->path.mtu_selector = 2;		/* exactly */
 		i->path.reversible = 1;
@@ -533,11 +533,13 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (i == NULL || addr == NULL)
 		return rdmacm_err(EINVAL);
 	memset(&req, 0, sizeof(req));
+	req.flags = i->bind_flags;
 	ret = rdmacm_addr_to_ctrl(addr, &req.addr);
 	if (ret == 0)
 		ret = rdmacm_id_call(i, DROCE_CTRL_CM_BIND, &req, sizeof(req), &rep, sizeof(rep));
 	if (ret != 0)
 		return rdmacm_err(ret);
+	i->bound = true;
 	addr_from_ctrl(&rep.addr, &id->route.addr.src_storage);
 	/* a device's address: the id is on it now (droced binds a loopback
 	 * address as the any-address of its family) */
@@ -568,6 +570,7 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 		ret = rdmacm_id_call(i, DROCE_CTRL_CM_RESOLVE_ADDR, &req, sizeof(req), NULL, 0);
 	if (ret != 0)
 		return rdmacm_err(ret);
+	i->bound = true;		/* droced bound it if it was not */
 	addr_from_ctrl(&req.dst, &id->route.addr.dst_storage);
 	return rdmacm_complete(i);
 }
@@ -598,7 +601,10 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
 	ret = rdmacm_id_call(i, DROCE_CTRL_CM_LISTEN, &req, sizeof(req), NULL, 0);
-	return ret != 0 ? rdmacm_err(ret) : 0;
+	if (ret != 0)
+		return rdmacm_err(ret);
+	i->bound = true;
+	return 0;
 }
 
 RDMACM_EXPORT uint16_t
@@ -633,6 +639,7 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_at
 		return rdmacm_err(ret);
 	*qp_attr = rep.attr;
 	*qp_attr_mask = (int)rep.mask;
+	rdmacm_options_apply(i, qp_attr, *qp_attr_mask);
 	return 0;
 }
 
@@ -732,6 +739,8 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	}
 	if (attr->pd == NULL || attr->pd->context != id->verbs)
 		return rdmacm_err(EINVAL);
+	if (attr->srq == NULL)
+		attr->srq = id->srq;	/* rdma_create_srq's */
 	if (attr->send_cq == NULL && attr->cap.max_send_wr > 0) {
 		ret = cq_make(id, (int)attr->cap.max_send_wr, &id->send_cq, &id->send_cq_channel);
 		i->own_send_cq = ret == 0;

@@ -68,6 +68,11 @@ struct rdmacm_id {
 	/* what we asked for, for RTR and RTS */
 	uint8_t resp_res, init_depth;
 	struct rdmacm_mc *mcs;		/* groups joined; under the channel's lock */
+	/* rdma_set_option's, for the QP's attributes (rdmacm_options.c) */
+	bool tos_set, ack_timeout_set;
+	uint8_t tos, ack_timeout;
+	uint32_t bind_flags;		/* DROCE_CTRL_CM_BIND_*, for droced's bind */
+	bool bound;			/* no REUSEADDR change once bound */
 	struct rdmacm_id *next;
 };
 
@@ -91,6 +96,8 @@ void rdmacm_mc_free_all(struct rdmacm_id *i);
 /* A UD event's address handle: @p dgid through our GID @p sgid_index, port 1. */
 void rdmacm_ud_ah(struct ibv_ah_attr *ah, const uint8_t dgid[16], uint8_t sgid_index,
 		  uint8_t hop_limit, uint8_t tclass);
+/* rdmacm_options.c: rdma_set_option's effect on a QP move's attributes. */
+void rdmacm_options_apply(const struct rdmacm_id *i, struct ibv_qp_attr *a, int mask);
 /* A synchronous id's wait for the event its call started (kept in id->event). */
 int rdmacm_complete(struct rdmacm_id *i);
 

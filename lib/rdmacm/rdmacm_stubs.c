@@ -23,36 +23,6 @@
 #define NOSYS_INT(...)	do { (void)0; __VA_ARGS__; errno = ENOSYS; return -1; } while (0)
 
 RDMACM_EXPORT int
-rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
-{
-	NOSYS_INT((void)id, (void)pd, (void)attr);
-}
-
-RDMACM_EXPORT int
-rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
-{
-	NOSYS_INT((void)id, (void)attr);
-}
-
-RDMACM_EXPORT void
-rdma_destroy_srq(struct rdma_cm_id *id)
-{
-	(void)id;
-}
-
-RDMACM_EXPORT int
-rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
-{
-	NOSYS_INT((void)id, (void)event);
-}
-
-RDMACM_EXPORT int
-rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
-{
-	NOSYS_INT((void)id, (void)level, (void)optname, (void)optval, (void)optlen);
-}
-
-RDMACM_EXPORT int
 rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
 {
 	NOSYS_INT((void)id, (void)private_data, (void)private_data_len);

@@ -14,7 +14,8 @@
 # ib_read_lat with -R) and rdma_server / rdma_client (endpoints, synchronous
 # ids, rdma_verbs.h), across the pair and on one daemon: both exit statuses
 # decide, and the client's daemon must have sent CM MADs. rdma_client with
-# no server must fail with ECONNREFUSED.
+# no server must fail with ECONNREFUSED. tests/rdmacm/cm_options checks
+# rdma_set_option, rdma_notify and an SRQ on an id on one daemon.
 #
 # The rest of rdmacm-utils, across the pair and on one daemon: udaddy (UD
 # ids through SIDR_REQ / SIDR_REP, 2 ids, messages both ways: each side
@@ -304,6 +305,21 @@ command -v cmtime >/dev/null 2>&1 && {
 	cmtime_run cmtime-a-to-b B A
 	cmtime_run cmtime-one-daemon A A
 }
+
+# rdma_set_option, rdma_notify, an SRQ on an id (tests/rdmacm/cm_options.c):
+# its exit status decides
+if [ "$mode" = pair ]; then
+	$DROCE_RUN_A timeout $tmo "$build/tests/rdmacm/cm_options" "$DROCE_IP_A" \
+		>"$log/cm_options" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok   cm_options: $(grep -c '^ok' "$log/cm_options") checks"
+	else
+		echo "FAIL cm_options: exit $rc"
+		sed 's/^/    /' "$log/cm_options"
+		fail=1
+	fi
+fi
 
 # rsocket: not in droce's librdmacm; rstream and riostream must say so and
 # exit non-zero at once (failed_cleanly: no hang, no crash).
