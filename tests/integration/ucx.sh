@@ -13,7 +13,8 @@
 #      (UCX_IB_RCACHE=yes): server on side B, client on side A; both must
 #      exit 0 and the client must report its final line with every iteration;
 #   4. the counters afterwards: device-lifetime (every QP is gone by then),
-#      equal to droce-ctl's, port_*_data in 4-byte words.
+#      equal to droce-ctl's, port_*_data in 4-byte words;
+#   5. Prometheus node_exporter's infiniband collector reads them unchanged.
 # Skips (77) only without root or without UCX (ucx-utils).
 set -u
 
@@ -131,6 +132,37 @@ if [ -n "$pk" ] && [ "$pk" -gt 0 ] && [ $((4 * words / pk)) -ge 58 ] && [ $((4 *
 	ok "port_xmit_data $words words over $pk packets"
 else
 	fail "port_xmit_data '$words' over port_xmit_packets '$pk'"
+fi
+
+# ---- 5. monitoring reads them unchanged ----
+# Debian's Prometheus node_exporter (its infiniband collector) in side A's
+# view: droce0's port up and active, and the byte and packet counters it
+# reports are the files' (bytes = 4 * port_xmit_data, as on Linux).
+if command -v prometheus-node-exporter >/dev/null 2>&1; then
+	$DROCE_RUN_A timeout 20 prometheus-node-exporter --collector.disable-defaults \
+		--collector.infiniband --web.listen-address=127.0.0.1:19111 >/dev/null 2>&1 &
+	nepid=$!
+	m=
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		m=$(ip netns exec "$DROCE_NS_A" curl -s 127.0.0.1:19111/metrics) && [ -n "$m" ] && break
+		sleep 0.5
+	done
+	kill $nepid 2>/dev/null
+	wait $nepid 2>/dev/null
+	metric() {	# NAME: its value for droce0 port 1
+		echo "$m" | awk -v n="$1" -v d="$DROCE_DEV" \
+			'$1 == n "{device=\"" d "\",port=\"1\"}" { printf "%d", $2 }'
+	}
+	txb=$(metric node_infiniband_port_data_transmitted_bytes_total)
+	txp=$(metric node_infiniband_port_packets_transmitted_total)
+	st=$(metric node_infiniband_state_id)
+	if [ "$st" = 4 ] && [ -n "$txb" ] && [ "$txb" = $((4 * words)) ] && [ "$txp" = "$pk" ]; then
+		ok "node_exporter: droce0 port 1 active, $txb bytes in $txp packets sent"
+	else
+		fail "node_exporter: state '$st', bytes '$txb' (want $((4 * words))), packets '$txp' (want $pk)"
+	fi
+else
+	echo "skip node_exporter: not installed (apt-get install prometheus-node-exporter)"
 fi
 
 [ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
