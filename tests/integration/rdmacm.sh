@@ -6,6 +6,8 @@
 # droce-run, i.e. droce's librdmacm.so.1 and verbs shim, connecting through
 # droced's CM (REQ/REP/RTU on QP1, DREQ/DREP at the end): server on B and
 # client on A, the reverse, and both on daemon A (the MADs never leave it).
+# 100 pings (10 through the fault port). A client killed with its
+# connection up: the server across the pair sees the disconnect and ends.
 # Each side must exit 0 and print every one of the pings with exactly the
 # data rping puts in it (the client after its RDMA WRITE came back, the
 # server after its RDMA READ), nothing else. Then ucmatose with 4
@@ -48,6 +50,7 @@ else
 	pair_up "$1"
 fi
 count=10
+[ "$mode" = pair ] && count=100
 log=$(mktemp -d)
 fail=0
 
@@ -108,10 +111,14 @@ run() {
 	name=$1 srv=$2 cli=$3
 	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
 	wait_no_listener "$srv" || { fail=1; return; }
-	$run_s timeout $tmo rping -s -a "$ip" -v -C $count >"$log/$name.server" 2>&1 &
+	# (stderr apart: rping's unbuffered messages would land inside lines of
+	# its buffered stdout once that passes 4 KiB)
+	$run_s timeout $tmo rping -s -a "$ip" -v -C $count >"$log/$name.server" \
+		2>"$log/$name.server.err" &
 	pid=$!
 	if wait_listener "$srv"; then
-		$run_c timeout $tmo rping -c -a "$ip" -v -C $count >"$log/$name.client" 2>&1
+		$run_c timeout $tmo rping -c -a "$ip" -v -C $count >"$log/$name.client" \
+			2>"$log/$name.client.err"
 		rc_c=$?
 	else
 		rc_c=1
@@ -128,7 +135,7 @@ run() {
 			echo "ok   $name: $side exit 0, $count pings, every byte as sent"
 		else
 			echo "FAIL $name: $side exit $rc"
-			sed 's/^/    /' "$log/$name.$side"
+			sed 's/^/    /' "$log/$name.$side" "$log/$name.$side.err"
 			fail=1
 		fi
 	done
@@ -137,6 +144,43 @@ run() {
 run a-to-b B A
 run b-to-a A B
 [ $mode = fault ] || run one-daemon A A
+
+# A client killed (SIGKILL) with its connection up: its daemon ends the
+# connection for it (DREQ), so the rping server across the pair sees
+# DISCONNECTED and exits on its own, its daemon having received CM MADs
+# after the kill. (droced's health check afterwards: no id left.)
+killed_run() {
+	wait_no_listener B || { fail=1; return; }
+	$DROCE_RUN_B timeout $tmo rping -s -a "$DROCE_IP_B" -v -C 0 >"$log/killed.server" 2>&1 &
+	spid=$!
+	wait_listener B || { fail=1; kill $spid; return; }
+	$DROCE_RUN_A timeout $tmo rping -c -a "$DROCE_IP_B" -v -C 0 >"$log/killed.client" 2>&1 &
+	i=0
+	while [ $i -lt 100 ] && [ "$(grep -c 'ping data' "$log/killed.client")" -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	rx=$(cm_stat B cm_RX_MADS)
+	ip netns exec "$DROCE_NS_A" pkill -KILL -x rping
+	i=0
+	while [ $i -lt 200 ] && kill -0 $spid 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	got=$(grep -c 'ping data' "$log/killed.client")
+	if kill -0 $spid 2>/dev/null; then
+		echo "FAIL killed client: the server still runs 20 s after the kill"
+		kill $spid
+		fail=1
+	elif [ "$got" -lt 20 ] || [ "$(cm_stat B cm_RX_MADS)" -le "$rx" ]; then
+		echo "FAIL killed client: $got pings before the kill, no CM MAD after it"
+		fail=1
+	else
+		echo "ok   killed client: the server heard the disconnect and ended ($got pings before the kill)"
+	fi
+	wait $spid 2>/dev/null
+}
+[ $mode = fault ] || killed_run
 
 # tool_run NAME SERVER_SIDE CLIENT_SIDE SERVER_CMD CLIENT_CMD: a server and
 # a client tool through droce-run ($ip in CLIENT_CMD is the server's
