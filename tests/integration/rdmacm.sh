@@ -182,6 +182,55 @@ killed_run() {
 }
 [ $mode = fault ] || killed_run
 
+# A process killed mid-handshake (tests/rdmacm/cm_halfway.c): the passive
+# end after the REQ came in, never answering it; the active end after its
+# REQ was accepted, never sending the RTU. Its daemon rejects for it, so
+# the other end, across the pair, ends in REJECTED at once; ESTABLISHED, a
+# timeout (UNREACHABLE after the CM's retries) or a hang fails.
+halfway_run() {	# NAME STALL_SIDE STALLER PEER_SIDE PEER PORT WAIT_FOR
+	name=$1
+	eval "run_st=\$DROCE_RUN_$2 ns_st=\$DROCE_NS_$2 run_pe=\$DROCE_RUN_$4"
+	hw=$build/tests/rdmacm/cm_halfway
+	if [ "$3" = stall-passive ]; then
+		$run_st timeout $tmo "$hw" $3 "$DROCE_IP_B" $6 >"$log/$name.stall" 2>&1 &
+		stpid=$!
+		wait_for_line "$log/$name.stall" listening
+		$run_pe timeout 60 "$hw" $5 "$DROCE_IP_B" $6 >"$log/$name.peer" 2>&1 &
+		pepid=$!
+	else
+		$run_pe timeout 60 "$hw" $5 "$DROCE_IP_B" $6 >"$log/$name.peer" 2>&1 &
+		pepid=$!
+		wait_for_line "$log/$name.peer" listening
+		$run_st timeout $tmo "$hw" $3 "$DROCE_IP_B" $6 >"$log/$name.stall" 2>&1 &
+		stpid=$!
+	fi
+	wait_for_line "$log/$name.$7" "$8"
+	ip netns exec "$ns_st" pkill -KILL -f "cm_halfway $3"
+	wait $pepid
+	rc=$?
+	wait $stpid 2>/dev/null
+	if [ $rc = 0 ] && grep -q stalled "$log/$name.stall" &&
+		grep -q "^event RDMA_CM_EVENT_REJECTED" "$log/$name.peer"; then
+		echo "ok   $name: $(grep '^event' "$log/$name.peer" | tail -n 1)"
+	else
+		echo "FAIL $name: the peer exited $rc"
+		sed 's/^/    peer: /' "$log/$name.peer"
+		sed 's/^/    stalled: /' "$log/$name.stall"
+		fail=1
+	fi
+}
+wait_for_line() {	# FILE TEXT: at most 10 s
+	i=0
+	while [ $i -lt 100 ] && ! grep -q "$2" "$1" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+if [ $mode = pair ]; then
+	halfway_run passive-killed-mid-handshake B stall-passive A peer-active 20890 stall stalled
+	halfway_run active-killed-mid-handshake A stall-active B peer-passive 20891 peer accepted
+fi
+
 # tool_run NAME SERVER_SIDE CLIENT_SIDE SERVER_CMD CLIENT_CMD: a server and
 # a client tool through droce-run ($ip in CLIENT_CMD is the server's
 # address); both exit statuses decide. The client's daemon must have sent CM
