@@ -736,11 +736,37 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 
 static int rid_sidr_req(struct rid *r, const struct droce_ctrl_cm_conn *q);
 
+/*
+ * An idle id starting to connect (a REQ or a SIDR_REQ): its CM id, and
+ * the private data to send: Linux's cma header, then the caller's.
+ */
+static int
+conn_start(struct rid *r, const struct droce_ctrl_cm_conn *q, uint8_t *pdata, size_t cap)
+{
+	struct droce_cm_ip_info ip;
+
+	if (r->cmid != NULL && r->cmid->state != DROCE_CM_IDLE)
+		return EISCONN;
+	if (r->cmid == NULL && droce_cm_id_create(&g.cm, r, &r->cmid) < 0)
+		return ENOMEM;
+	memset(&ip, 0, sizeof(ip));
+	ip.ip_version = r->dst.family == AF_INET ? 4 : 6;
+	memcpy(ip.src, r->src.gid, 16);
+	memcpy(ip.dst, r->dst.gid, 16);
+	ip.src_port = r->src.port;
+	ip.dst_port = r->dst.port;
+	ip.ps = r->ps;
+	memset(pdata, 0, cap);
+	if (droce_cm_ip_hdr_build(&ip, pdata, cap) < 0)
+		return EINVAL;
+	memcpy(pdata + DROCE_CMA_HDR_BYTES, q->pdata, q->pdata_len);
+	return 0;
+}
+
 static int
 rid_connect(struct rid *r, const struct droce_ctrl_cm_conn *q)
 {
 	struct droce_cm_req_param p;
-	struct droce_cm_ip_info ip;
 	uint8_t pdata[DROCE_CM_REQ_PDATA_BYTES];
 	int ret;
 
@@ -752,24 +778,9 @@ rid_connect(struct rid *r, const struct droce_ctrl_cm_conn *q)
 		return EINVAL;
 	if (!droce_dev_qpn_of_pid(g.d->dev, q->qpn, r->owner->pid))
 		return EINVAL;
-	if (r->cmid != NULL && r->cmid->state != DROCE_CM_IDLE)
-		return EISCONN;
-	if (r->cmid == NULL) {
-		ret = droce_cm_id_create(&g.cm, r, &r->cmid);
-		if (ret < 0)
-			return ENOMEM;
-	}
-	memset(&ip, 0, sizeof(ip));
-	ip.ip_version = r->dst.family == AF_INET ? 4 : 6;
-	memcpy(ip.src, r->src.gid, 16);
-	memcpy(ip.dst, r->dst.gid, 16);
-	ip.src_port = r->src.port;
-	ip.dst_port = r->dst.port;
-	ip.ps = r->ps;
-	memset(pdata, 0, sizeof(pdata));
-	if (droce_cm_ip_hdr_build(&ip, pdata, sizeof(pdata)) < 0)
-		return EINVAL;
-	memcpy(pdata + DROCE_CMA_HDR_BYTES, q->pdata, q->pdata_len);
+	ret = conn_start(r, q, pdata, sizeof(pdata));
+	if (ret != 0)
+		return ret;
 
 	memset(&p, 0, sizeof(p));
 	p.service_id = droce_cm_ip_service_id(r->ps, r->dst.port);
@@ -803,27 +814,14 @@ static int
 rid_sidr_req(struct rid *r, const struct droce_ctrl_cm_conn *q)
 {
 	struct droce_cm_sidr_req_param p;
-	struct droce_cm_ip_info ip;
 	uint8_t pdata[DROCE_CM_SIDR_REQ_PDATA_BYTES];
 	int ret;
 
 	if (q->pdata_len > DROCE_CM_IP_SIDR_REQ_PDATA_MAX)
 		return EINVAL;
-	if (r->cmid != NULL && r->cmid->state != DROCE_CM_IDLE)
-		return EISCONN;
-	if (r->cmid == NULL && droce_cm_id_create(&g.cm, r, &r->cmid) < 0)
-		return ENOMEM;
-	memset(&ip, 0, sizeof(ip));
-	ip.ip_version = r->dst.family == AF_INET ? 4 : 6;
-	memcpy(ip.src, r->src.gid, 16);
-	memcpy(ip.dst, r->dst.gid, 16);
-	ip.src_port = r->src.port;
-	ip.dst_port = r->dst.port;
-	ip.ps = r->ps;
-	memset(pdata, 0, sizeof(pdata));
-	if (droce_cm_ip_hdr_build(&ip, pdata, sizeof(pdata)) < 0)
-		return EINVAL;
-	memcpy(pdata + DROCE_CMA_HDR_BYTES, q->pdata, q->pdata_len);
+	ret = conn_start(r, q, pdata, sizeof(pdata));
+	if (ret != 0)
+		return ret;
 
 	memset(&p, 0, sizeof(p));
 	p.service_id = droce_cm_ip_service_id(r->ps, r->dst.port);

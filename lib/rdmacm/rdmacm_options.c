@@ -42,6 +42,7 @@ opt_bool(const void *optval, size_t optlen)
 static int
 set_id_option(struct rdmacm_id *i, int optname, const void *optval, size_t optlen)
 {
+	uint32_t flag;
 	int on;
 
 	switch (optname) {
@@ -60,18 +61,13 @@ set_id_option(struct rdmacm_id *i, int optname, const void *optval, size_t optle
 		i->ack_timeout_set = true;
 		return 0;
 	case RDMA_OPTION_ID_REUSEADDR:	/* before the id is bound */
+	case RDMA_OPTION_ID_AFONLY:
+		flag = optname == RDMA_OPTION_ID_REUSEADDR ? DROCE_CTRL_CM_BIND_REUSEADDR :
+							    DROCE_CTRL_CM_BIND_AFONLY;
 		on = opt_bool(optval, optlen);
 		if (on < 0 || i->bound)
 			return EINVAL;
-		i->bind_flags = on ? i->bind_flags | DROCE_CTRL_CM_BIND_REUSEADDR :
-				     i->bind_flags & ~DROCE_CTRL_CM_BIND_REUSEADDR;
-		return 0;
-	case RDMA_OPTION_ID_AFONLY:	/* before the id is bound */
-		on = opt_bool(optval, optlen);
-		if (on < 0 || i->bound)
-			return EINVAL;
-		i->bind_flags = on ? i->bind_flags | DROCE_CTRL_CM_BIND_AFONLY :
-				     i->bind_flags & ~DROCE_CTRL_CM_BIND_AFONLY;
+		i->bind_flags = on ? i->bind_flags | flag : i->bind_flags & ~flag;
 		return 0;
 	default:
 		return ENOSYS;

@@ -30,3 +30,13 @@ pair_down() {
 	fi
 	exit $status
 }
+
+# A check's verdict line; fail also counts into $fails (the caller's
+# exit status is decided from it).
+fail() {
+	echo "FAIL $*"
+	fails=$((fails + 1))
+}
+ok() {
+	echo "ok   $*"
+}

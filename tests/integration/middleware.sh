@@ -39,13 +39,6 @@ done
 pair_up "$1"
 
 fails=0
-fail() {
-	echo "FAIL $*"
-	fails=$((fails + 1))
-}
-ok() {
-	echo "ok   $*"
-}
 log=$(mktemp -d)
 
 # The value of droced's counter NAME on daemon SIDE.

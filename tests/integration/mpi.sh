@@ -35,13 +35,6 @@ command -v mpirun >/dev/null 2>&1 ||
 pair_up "$1"
 
 fails=0
-fail() {
-	echo "FAIL $*"
-	fails=$((fails + 1))
-}
-ok() {
-	echo "ok   $*"
-}
 
 # root may run mpirun only when it says so twice
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -26,13 +26,6 @@ done
 pair_up "$1"
 
 fails=0
-fail() {
-	echo "FAIL $*"
-	fails=$((fails + 1))
-}
-ok() {
-	echo "ok   $*"
-}
 
 # ---- 1. the view ----
 sysdev=/sys/class/infiniband/$DROCE_DEV
