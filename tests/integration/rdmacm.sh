@@ -33,7 +33,7 @@
 # fault: the pair with droce's fault-injection vdev on both ports (5% loss
 # both ways, as run_tools.sh's fault mode): rping both ways and ucmatose
 # across the pair must still connect, run and disconnect, the lost CM MADs
-# made up by lib/cm's retransmissions (Linux's timeouts: 6.4 s per lost
+# made up by lib/cm's retransmissions (Linux's timeouts: 4.8 s per lost
 # REQ, REP or DREQ), the lost data by RC's. The CM's retransmission and
 # duplicate counters are printed.
 #   rdmacm.sh [fault] BUILD_DIR
@@ -44,7 +44,7 @@ mode=pair
 tmo=60
 if [ "$1" = fault ]; then
 	mode=fault
-	tmo=180		# a few lost MADs cost 6.4 s each
+	tmo=180		# a few lost MADs cost 4.8 s each
 	pair_up "$2" -- --fault seed=7,loss=0.05,dir=both
 else
 	pair_up "$1"
@@ -265,6 +265,11 @@ command -v ucmatose >/dev/null 2>&1 && {
 	tool_run ucmatose-a-to-b B A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
 	[ $mode = fault ] || tool_run ucmatose-one-daemon A A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
 }
+if [ $mode = fault ]; then
+	# the endpoint API through the loss too
+	command -v rdma_server >/dev/null 2>&1 &&
+		tool_run rdma_server-a-to-b B A 'rdma_server' 'rdma_client -s $ip'
+fi
 if [ $mode = fault ]; then	# what the loss cost the CM (not judged: it depends on timing)
 	for side in A B; do
 		echo "info daemon $side: cm_RETRANSMITS $(cm_stat $side cm_RETRANSMITS)," \
