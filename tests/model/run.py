@@ -54,7 +54,7 @@ class Run:
         self.steps = []                     # (action, step seed): what --replay runs
         self.first = None                   # (step number, text) of the first divergence
         self.invalid = invalid / 100.0
-        self.log = []
+        self.log, self.log_step = [], []    # every call, and the step that made it
         self.divergences = 0
         self.ctx = d.Context(name=dev)
         self.attr = self.ctx.query_device()
@@ -72,6 +72,7 @@ class Run:
         (0, an errno, ANY or EITHER). Returns None when the call failed, else its
         result (True for a verb that returns nothing)."""
         self.log.append(text)
+        self.log_step.append(len(self.steps))
         got, res = 0, None
         try:
             res = fn()
@@ -96,7 +97,7 @@ class Run:
             self.first = (len(self.steps), what)
         if self.quiet:
             return
-        print(f"DIVERGENCE at call {len(self.log)}: {what}")
+        print(f"DIVERGENCE |{kind(what)}| at call {len(self.log)}: {what}")
         for i, t in list(enumerate(self.log, 1))[-30:]:   # --shrink finds the rest
             print(f"    {i:4} {t}")
 
@@ -395,6 +396,7 @@ class Run:
     def same(self, text, got, want):
         """Log a value the model predicts; a mismatch is a divergence."""
         self.log.append(text)
+        self.log_step.append(len(self.steps))
         if self.trace:
             print(f"{len(self.log):5} {text}: {got}")
         if got != want:
@@ -804,11 +806,19 @@ def play(o, dev, steps=None, trace=False, quiet=False):
     return r
 
 
-def shrink(o, dev, steps, want):
+def shows(r, keep):
+    """Whether run R made a call whose text holds KEEP (and no divergence)."""
+    return r.first is None and any(keep in t for t in r.log)
+
+
+def shrink(o, dev, steps, want=None, keep=None):
     """Delta debugging (Zeller's ddmin, complements only) over the recorded
-    steps: the shortest sequence found that still fails with kind WANT."""
+    steps: the shortest sequence found that still fails with kind WANT, or
+    (KEEP) still makes a call whose text holds KEEP."""
     def fails(s):
         r = play(o, dev, s, quiet=True)
+        if keep:
+            return shows(r, keep)
         return r.first is not None and kind(r.first[1]) == want
     n, tries = 2, 0
     while len(steps) >= 2:
@@ -840,6 +850,9 @@ def main():
                          " fails the same way, print it and save it (--save)")
     ap.add_argument("--save", metavar="FILE", help="where --shrink writes the sequence"
                     " (default model-seed<N>.json)")
+    ap.add_argument("--keep", metavar="TEXT", help="with --shrink: reduce the sequence"
+                    " to a minimal one making a call whose text holds TEXT (a regression"
+                    " case for tests/model/cases/)")
     o = ap.parse_args()
     dev = o.device or d.get_device_list()[0].name.decode()
     steps = None
@@ -851,17 +864,28 @@ def main():
     r = play(o, dev, steps, o.trace)
     what = o.replay or f"seed {o.seed}"
     print(f"{what}: {len(r.steps)} steps, {len(r.log)} calls, {r.divergences} divergences")
-    if r.first and o.shrink:
+    stale = o.replay and case.get("keep") and not any(case["keep"] in t for t in r.log)
+    if stale:     # the generator changed under the case: it no longer shows what it kept
+        print(f"{o.replay}: stale: no call shows {case['keep']!r} any more")
+    small = None
+    if o.shrink and r.first:
         want = kind(r.first[1])
-        small = shrink(o, dev, r.steps[:r.first[0]], want)
+        small = shrink(o, dev, r.steps[:r.first[0]], want=want)
+        note = {"kind": want}
+    elif o.shrink and o.keep and shows(r, o.keep):
+        last = max(i for i, t in zip(r.log_step, r.log) if o.keep in t)
+        small = shrink(o, dev, r.steps[:last], keep=o.keep)
+        note = {"keep": o.keep}
+    elif o.keep:
+        print(f"seed {o.seed}: no call shows {o.keep!r}")
+    if small:
         save = o.save or f"model-seed{o.seed}.json"
         with open(save, "w") as f:
-            json.dump({"seed": o.seed, "invalid": o.invalid, "kind": want,
-                       "steps": small}, f, indent=0)
-        print(f"minimal sequence failing at {want!r}, saved to {save}"
-              f" (run.py --replay {save}):")
+            json.dump({"seed": o.seed, "invalid": o.invalid, **note, "steps": small}, f)
+            f.write("\n")
+        print(f"minimal sequence ({note}), saved to {save} (run.py --replay {save}):")
         play(o, dev, small, trace=True, quiet=True)
-    return 1 if r.divergences else 0
+    return 1 if r.divergences or stale or (o.keep and not small) else 0
 
 
 if __name__ == "__main__":
