@@ -439,6 +439,8 @@ class Run:
             if self.call(f"destroy the {T.NAMES[p.qpt]} pair (after an error)", p.close, 0):
                 self.pairs.remove(p)
             return
+        if p.qpt == M.QPT_UD and self.rng.random() < 0.3:
+            return self.mcast_send(p, src, dst)
         op = self.rng.choice([n for n, o in M.OPS.items() if p.qpt in o.qp_types])
         OP_METHODS[op](self, p, src, dst, op)
         for s in (p.a, p.b):      # every byte of both MRs, after every operation
@@ -552,6 +554,41 @@ class Run:
             dst.shadow[roff + grh:roff + grh + n] = data
             if inv:
                 inv["valid"] = False
+
+    def mcast_send(self, p, src, dst):
+        """A UD SEND to a group DST's QP is attached to (attached here if
+        not yet; SRC never is, so no copy comes back to the sender); then,
+        now and then, DST leaves the group."""
+        gids = [g for g in MCAST_GIDS if g not in src.groups]
+        if not gids:
+            return
+        g = self.rng.choice(gids)
+        gi = MCAST_GIDS.index(g)
+        ptr = T.qp_pointer(dst.qp)
+        if g not in dst.groups:
+            if not self.call(f"ibv_attach_mcast(ud pair QP, group {gi})",
+                             lambda: T.Raw.attach_mcast(ptr, g), 0):
+                return
+            dst.groups.add(g)
+        n, soff = self.lengths(p, 1024)
+        rlen = self.rng.randint(n + M.GRH_BYTES, min(SIZE, n + M.GRH_BYTES + 64))
+        roff = self.rng.randint(0, SIZE - rlen)
+        data = self.fill(src, soff, n)
+        p.post_recv(dst, roff, rlen)
+        ah = p.group_ah(src, g)
+
+        def build(x):
+            x.wr_send()
+            x.wr_set_ud_addr(ah, M.MCAST_QPN, T.QKEY)
+            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+        st = self.post(p, src, build, f"ibv_wr_send(ud, {n} bytes to group {gi})",
+                       (0, M.WC_SEND), n)
+        if st == 0 and self.recv_check(p, dst, n, None):
+            dst.shadow[roff + M.GRH_BYTES:roff + M.GRH_BYTES + n] = data
+        if self.rng.random() < 0.3 and self.call(
+                f"ibv_detach_mcast(ud pair QP, group {gi})",
+                lambda: T.Raw.detach_mcast(ptr, g), 0):
+            dst.groups.discard(g)
 
     def spot(self, off, length, n, align):
         """An offset for N bytes within [OFF, OFF+LENGTH), 8-aligned if

@@ -9,9 +9,10 @@ import struct
 import time
 
 import verbs as M
+from raw import Raw, qp_pointer
 
 import pyverbs.enums as e
-from pyverbs.addr import AH, AHAttr, GlobalRoute
+from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.pd import PD
@@ -61,12 +62,18 @@ class Side:
         self.gid = ctx.query_gid(1, gid_index)
         self.recvs = []              # posted receives: (wr_id, offset, length)
         self.mws = []                # type 2 windows: {"mw", "rkey", "off", "len", "valid"}
+        self.groups = set()          # the multicast GIDs (bytes) its QP is attached to
+        self.group_ahs = {}          # multicast GID -> AH to send to it
 
     def close(self):
         # pyverbs closes children with their PD and context; an explicit
         # order keeps the windows' MR and the QP's CQ alive long enough.
         for w in self.mws:
             w["mw"].close()
+        for g in self.groups:        # groups are left before the QP goes
+            err = Raw.detach_mcast(qp_pointer(self.qp), g)
+            if err:
+                raise OSError(err, "ibv_detach_mcast at teardown")
         self.qp.close()
         self.mr.close()
         self.ro.close()
@@ -90,6 +97,15 @@ class Pair:
     def ah_attr(self, peer):
         return AHAttr(gr=GlobalRoute(dgid=peer.gid, sgid_index=self.gid_index),
                       is_global=1, port_num=1)
+
+    def group_ah(self, s, gid):
+        """SIDE's AH to the multicast group GID (16 bytes)."""
+        if gid not in s.group_ahs:
+            text = ":".join(gid[i:i + 2].hex() for i in range(0, 16, 2))
+            s.group_ahs[gid] = AH(s.pd, attr=AHAttr(
+                gr=GlobalRoute(dgid=GID(text), sgid_index=self.gid_index),
+                is_global=1, port_num=1))
+        return s.group_ahs[gid]
 
     def connect(self, s, peer):
         a = QPAttr()

@@ -243,6 +243,7 @@ WC_BIND_MW, WC_LOCAL_INV, WC_RECV, WC_RECV_RDMA_WITH_IMM = 5, 6, 128, 129
 WC_SUCCESS, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_WR_FLUSH_ERR = 0, 1, 4, 5
 WC_MW_BIND_ERR, WC_REM_INV_REQ_ERR, WC_REM_ACCESS_ERR = 6, 9, 10
 GRH_BYTES = 40                    # a UD receive buffer starts with the GRH
+MCAST_QPN = 0xFFFFFF              # a UD SEND to a group: every attached QP gets a copy
 
 
 @dataclass(frozen=True)
