@@ -441,6 +441,8 @@ class Run:
             return
         if p.qpt == M.QPT_UD and self.rng.random() < 0.3:
             return self.mcast_send(p, src, dst)
+        if self.rng.random() < 0.1 and self.bad():
+            return self.local_error(p, src)
         op = self.rng.choice([n for n, o in M.OPS.items() if p.qpt in o.qp_types])
         OP_METHODS[op](self, p, src, dst, op)
         for s in (p.a, p.b):      # every byte of both MRs, after every operation
@@ -488,6 +490,8 @@ class Run:
         """An RC error: the requester's QP is in ERR, the pair is done."""
         if status not in (None, 0) and p.qpt == M.QPT_RC:
             p.broken, p.err_side = True, src
+            self.same("  requester QP state after the error",
+                      src.qp.query(e.IBV_QP_STATE)[0].qp_state, M.ERR)
             for s in (p.a, p.b):       # the responder's error completions: not modelled
                 p.drain(s.cq)
             for s in (p.a, p.b):       # the receive buffers a failed send may have touched
@@ -513,6 +517,28 @@ class Run:
         if grh:                        # the GRH bytes are the network's: take them
             dst.shadow[off:off + grh] = dst.mr.read(grh, off)
         return w
+
+    def local_error(self, p, src):
+        """Sometimes (an invalid case) a send whose SGE has the lkey of a
+        deregistered MR: LOC_PROT_ERR, then the QP in ERR (UD: SQE)."""
+        n = self.rng.randint(1, 256)
+        x = src.qp
+
+        def build(x):
+            x.wr_send()
+            if p.qpt == M.QPT_UD:
+                x.wr_set_ud_addr(src.ah, (p.b if src is p.a else p.a).qp.qp_num, T.QKEY)
+            x.wr_set_sge(SGE(src.mr.buf, n, src.dead_lkey))
+        case = "lkey of a deregistered MR"
+        st = self.post(p, src, build, f"ibv_wr_send({T.NAMES[p.qpt]}, {n} bytes) [{case}]",
+                       (M.LOCAL_ERRORS[case], M.WC_SEND), n)
+        if st is None:
+            return
+        self.same("  QP state after the error", x.query(e.IBV_QP_STATE)[0].qp_state,
+                  M.STATE_AFTER_SEND_ERROR[p.qpt])
+        p.broken, p.err_side = True, src
+        for s in (p.a, p.b):
+            p.drain(s.cq)
 
     def lengths(self, p, cap=2048):
         n = self.rng.choice((0, 1, 8, self.rng.randint(1, cap), cap))
@@ -609,7 +635,8 @@ class Run:
         def fits(w):
             return self.spot(w["off"], w["len"], n, align) is not None
         if n and self.bad():
-            cases = ["rkey with a wrong key byte", "range past the end of the MR"]
+            cases = ["rkey with a wrong key byte", "range past the end of the MR",
+                     "rkey of a deregistered MR"]
             if any(w["valid"] and not w["access"] & need and fits(w) for w in dst.mws):
                 cases.append("access the MR does not grant")
             if any(not w["valid"] and fits(w) for w in dst.mws):
@@ -617,6 +644,8 @@ class Run:
             case = self.rng.choice(cases)
             if case == "rkey with a wrong key byte":
                 return dst.mr.rkey ^ (1 << self.rng.randrange(8)), 0, case
+            if case == "rkey of a deregistered MR":
+                return dst.dead_rkey, self.spot(0, SIZE, n, align), case
             if case == "range past the end of the MR":
                 return dst.mr.rkey, SIZE if align else SIZE - n + self.rng.randint(1, n), case
             w = self.pick(dst.mws, (lambda w: w["valid"] and not w["access"] & need
@@ -745,9 +774,11 @@ class Run:
             src.mws.append({"mw": mw, "rkey": rkey, "off": off, "len": n, "access": acc,
                             "valid": True})
         else:
-            # a failed bind leaves the QP in ERR on RC and UC alike (the IBA's
-            # memory window errors are local): the pair is done
+            # a failed bind is a send error like any other: RC QP in ERR,
+            # UC in SQE; the pair is done
             if st not in (None, 0):
+                self.same("  QP state after the error", src.qp.query(e.IBV_QP_STATE)[0].qp_state,
+                          M.STATE_AFTER_SEND_ERROR[p.qpt])
                 p.broken, p.err_side = True, src
                 for s in (p.a, p.b):
                     p.drain(s.cq)

@@ -58,6 +58,9 @@ class Side:
         # local write (IBA C10-75), which this one lacks
         self.ro = MR(self.pd, SIZE, M.REMOTE_READ | M.MW_BIND)
         self.shadow = bytearray(SIZE)
+        dead = MR(self.pd, SIZE, FULL)   # the keys of a destroyed MR, for invalid WRs
+        self.dead_lkey, self.dead_rkey = dead.lkey, dead.rkey
+        dead.close()
         self.mr.write(bytes(SIZE), SIZE, 0)
         self.gid = ctx.query_gid(1, gid_index)
         self.recvs = []              # posted receives: (wr_id, offset, length)

@@ -291,6 +291,14 @@ REMOTE_ERRORS = {
     "range past the end of the MR": WC_REM_ACCESS_ERR,
     "access the MR does not grant": WC_REM_ACCESS_ERR,
     "window invalidated": WC_REM_ACCESS_ERR,
+    "rkey of a deregistered MR": WC_REM_ACCESS_ERR,
     "atomic address not 8-aligned": WC_REM_INV_REQ_ERR,
     "send longer than the receive": WC_REM_INV_REQ_ERR,   # the target: LOC_LEN_ERR
 }
+
+# Local errors (ibv_poll_cq(3), IBA 10.8.3.3): an SGE whose lkey no longer
+# resolves completes with LOC_PROT_ERR. After any error completion of its
+# send queue an RC QP is in ERR, a UC or UD QP in SQE (send queue
+# error: its receive queue still works).
+LOCAL_ERRORS = {"lkey of a deregistered MR": WC_LOC_PROT_ERR}
+STATE_AFTER_SEND_ERROR = {QPT_RC: ERR, QPT_UC: SQE, QPT_UD: SQE}
