@@ -436,6 +436,8 @@ class Run:
         if p.broken:     # an error ended it: see a flush now and then, else replace it
             if p.err_side and self.rng.random() < 0.3:
                 return self.flushed(p)
+            if p.err_side and p.qpt != M.QPT_RC and self.rng.random() < 0.5:
+                return self.sqe_to_rts(p)
             if self.call(f"destroy the {T.NAMES[p.qpt]} pair (after an error)", p.close, 0):
                 self.pairs.remove(p)
             return
@@ -448,6 +450,17 @@ class Run:
         for s in (p.a, p.b):      # every byte of both MRs, after every operation
             self.same(f"  the {SIZE} bytes of {'a' if s is p.a else 'b'}'s MR match the model",
                       s.mr.read(SIZE, 0) == bytes(s.shadow), True)
+
+    def sqe_to_rts(self, p):
+        """A UC or UD QP in SQE goes back to RTS (ibv_modify_qp(3)) and the
+        pair carries on: the send error touched nothing else."""
+        x = p.err_side.qp
+        if self.call("ibv_modify_qp(SQE -> RTS)", lambda: x.modify(
+                QPAttr(qp_state=M.RTS, cur_qp_state=M.SQE),
+                e.IBV_QP_STATE | e.IBV_QP_CUR_STATE), 0):
+            self.same("  QP state", x.query(e.IBV_QP_STATE)[0].qp_state, M.RTS)
+            self.same("  nothing left in its CQ", len(p.drain(p.err_side.cq)), 0)
+            p.broken, p.err_side = False, None
 
     def flushed(self, p):
         """A WR posted to the QP an error put in ERR flushes (ibv_poll_cq(3))."""
@@ -548,6 +561,8 @@ class Run:
         mtu = 1024 if p.qpt == M.QPT_UD else 2048
         n, soff = self.lengths(p, mtu)
         grh = M.GRH_BYTES if p.qpt == M.QPT_UD else 0
+        if p.qpt == M.QPT_UD and self.bad():
+            return self.send_to_dead_qpn(p, src, n, soff)
         short = p.qpt == M.QPT_RC and n > 0 and self.bad()
         rlen = n - 1 if short else self.rng.randint(n + grh, min(SIZE, n + grh + 64))
         roff = self.rng.randint(0, SIZE - rlen)
@@ -626,6 +641,20 @@ class Run:
             return None
         return lo + (self.rng.randint(0, (hi - lo) // 8) * 8 if align
                      else self.rng.randint(0, hi - lo))
+
+    def send_to_dead_qpn(self, p, src, n, soff):
+        """A UD SEND to the number of a destroyed QP: sent (UD has no
+        acknowledgement), delivered nowhere."""
+        self.fill(src, soff, n)
+
+        def build(x):
+            x.wr_send()
+            x.wr_set_ud_addr(src.ah, p.dead_qpn, T.QKEY)
+            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+        if self.post(p, src, build, f"ibv_wr_send(ud, {n} bytes) [a destroyed QP's number]",
+                     (0, M.WC_SEND), n) == 0:
+            self.same("  no receive completion anywhere",
+                      len(p.drain(p.a.cq)) + len(p.drain(p.b.cq)), 0)
 
     def remote_key(self, p, dst, n, need, align=False):
         """An rkey and offset at DST for N bytes needing access NEED: the
@@ -874,15 +903,24 @@ def play(o, dev, steps=None, trace=False, quiet=False):
     return r
 
 
+def shown(r, keep):
+    """The first step at which run R made a call matching each regular
+    expression of KEEP, or None if one never matched."""
+    at = [next((i for i, t in zip(r.log_step, r.log) if re.search(k, t)), None)
+          for k in keep]
+    return None if None in at else max(at)
+
+
 def shows(r, keep):
-    """Whether run R made a call whose text holds KEEP (and no divergence)."""
-    return r.first is None and any(keep in t for t in r.log)
+    """Whether run R made calls matching every expression of KEEP (and no
+    divergence)."""
+    return r.first is None and shown(r, keep) is not None
 
 
 def shrink(o, dev, steps, want=None, keep=None):
     """Delta debugging (Zeller's ddmin, complements only) over the recorded
     steps: the shortest sequence found that still fails with kind WANT, or
-    (KEEP) still makes a call whose text holds KEEP."""
+    (KEEP) still makes calls matching every expression of KEEP."""
     def fails(s):
         r = play(o, dev, s, quiet=True)
         if keep:
@@ -918,9 +956,10 @@ def main():
                          " fails the same way, print it and save it (--save)")
     ap.add_argument("--save", metavar="FILE", help="where --shrink writes the sequence"
                     " (default model-seed<N>.json)")
-    ap.add_argument("--keep", metavar="TEXT", help="with --shrink: reduce the sequence"
-                    " to a minimal one making a call whose text holds TEXT (a regression"
-                    " case for tests/model/cases/)")
+    ap.add_argument("--keep", metavar="REGEX", action="append",
+                    help="with --shrink: reduce the sequence to a minimal one making"
+                    " calls matching every REGEX given (a regression case for"
+                    " tests/model/cases/, see make-cases.sh)")
     o = ap.parse_args()
     dev = o.device or d.get_device_list()[0].name.decode()
     steps = None
@@ -932,20 +971,19 @@ def main():
     r = play(o, dev, steps, o.trace)
     what = o.replay or f"seed {o.seed}"
     print(f"{what}: {len(r.steps)} steps, {len(r.log)} calls, {r.divergences} divergences")
-    stale = o.replay and case.get("keep") and not any(case["keep"] in t for t in r.log)
-    if stale:     # the generator changed under the case: it no longer shows what it kept
-        print(f"{o.replay}: stale: no call shows {case['keep']!r} any more")
+    stale = o.replay and case.get("keep") and shown(r, case["keep"]) is None
+    if stale:     # the generator changed under the case: run make-cases.sh
+        print(f"{o.replay}: stale: its calls no longer match {case['keep']}")
     small = None
     if o.shrink and r.first:
         want = kind(r.first[1])
         small = shrink(o, dev, r.steps[:r.first[0]], want=want)
         note = {"kind": want}
     elif o.shrink and o.keep and shows(r, o.keep):
-        last = max(i for i, t in zip(r.log_step, r.log) if o.keep in t)
-        small = shrink(o, dev, r.steps[:last], keep=o.keep)
+        small = shrink(o, dev, r.steps[:shown(r, o.keep)], keep=o.keep)
         note = {"keep": o.keep}
     elif o.keep:
-        print(f"seed {o.seed}: no call shows {o.keep!r}")
+        print(f"seed {o.seed}: no calls match {o.keep}")
     if small:
         save = o.save or f"model-seed{o.seed}.json"
         with open(save, "w") as f:

@@ -96,6 +96,13 @@ class Pair:
         if qpt == M.QPT_UD:
             for s, peer in ((self.a, self.b), (self.b, self.a)):
                 s.ah = AH(s.pd, attr=self.ah_attr(peer))
+            dead = QPEx(ctx_b, QPInitAttrEx(   # a destroyed QP's number, for invalid sends
+                qp_type=qpt, scq=self.b.cq, rcq=self.b.cq, pd=self.b.pd,
+                cap=QPCap(max_send_wr=1, max_recv_wr=1, max_send_sge=1, max_recv_sge=1),
+                comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                send_ops_flags=SEND_OPS[qpt]))
+            self.dead_qpn = dead.qp_num
+            dead.close()
 
     def ah_attr(self, peer):
         return AHAttr(gr=GlobalRoute(dgid=peer.gid, sgid_index=self.gid_index),
@@ -142,12 +149,15 @@ class Pair:
 
     @staticmethod
     def poll(cq, n):
-        """N completions of CQ (a guard against a hang, not a timed check:
-        loopback completes in microseconds)."""
+        """N completions of CQ. Not a timed check but a guard against a
+        hang (loopback completes in microseconds): none in 20 s ends the
+        sequence as a divergence rather than stalling every later step."""
         got, end = [], time.monotonic() + 20
         while len(got) < n and time.monotonic() < end:
             k, wcs = cq.poll(n - len(got))
             got += wcs[:k]
+        if len(got) < n:
+            raise TimeoutError(f"{len(got)} of {n} completions in 20 s")
         return got
 
     @staticmethod
