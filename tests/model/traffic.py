@@ -14,7 +14,7 @@ from raw import Raw, qp_pointer
 import pyverbs.enums as e
 from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
-from pyverbs.mr import MR, MW, MWBindInfo
+from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QPAttr, QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import RecvWR, SGE
