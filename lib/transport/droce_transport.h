@@ -185,7 +185,9 @@ struct droce_tr_ops {
 		     const struct droce_iov *iov, unsigned int n_iov);
 	/**
 	 * The transport moved the QP to the error state; @p why names the
-	 * affiliated asynchronous error the owner raises (IBA 11.6.3.1).
+	 * affiliated asynchronous error the owner raises (IBA 11.6.3.1). Also
+	 * called when a UC or UD send error moved it to SQE (qp->state says
+	 * which): no asynchronous error then, the completion reports it.
 	 */
 	void (*qp_error)(void *ctx, struct droce_tqp *qp, enum droce_tqp_fault why);
 };

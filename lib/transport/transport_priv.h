@@ -58,6 +58,7 @@ void tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, u
 void tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *iov,
 	      unsigned int n_iov);
 void tqp_to_error(struct droce_tqp *qp, enum droce_tqp_fault why);
+void tqp_send_error(struct droce_tqp *qp);
 void tqp_cq_push(struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe);
 enum droce_mem_err tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sge,
 				uint32_t num_sge, uint32_t offset, uint32_t len, uint32_t access,

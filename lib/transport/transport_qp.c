@@ -104,6 +104,26 @@ tqp_to_error(struct droce_tqp *qp, enum droce_tqp_fault why)
 		qp->ops->qp_error(qp->ops_ctx, qp, why);
 }
 
+/*
+ * A send WQE completed in error (IBA 10.3.1): an RC QP enters ERR; a UC or
+ * UD QP enters SQE, which flushes its send queue but leaves its receive
+ * queue working until the owner moves it back to RTS (or to ERR).
+ */
+void
+tqp_send_error(struct droce_tqp *qp)
+{
+	if (qp->attr.type == IBV_QPT_RC || qp->state == DROCE_TQP_ERR) {
+		tqp_to_error(qp, DROCE_TQP_FAULT_NONE);
+		return;
+	}
+	if (qp->state == DROCE_TQP_SQE)
+		return;
+	qp->state = DROCE_TQP_SQE;
+	comp_flush(qp);
+	if (qp->ops->qp_error != NULL)
+		qp->ops->qp_error(qp->ops_ctx, qp, DROCE_TQP_FAULT_NONE);
+}
+
 void
 tqp_cq_push(struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe)
 {
@@ -131,8 +151,8 @@ droce_tqp_post_send(struct droce_tqp *qp, const struct droce_send_wqe *wqe)
 	w->read_done = 0;
 	w->rd_counted = false;
 	qp->sq_post++;
-	if (qp->state == DROCE_TQP_ERR)
-		comp_flush(qp);		/* IBA 10.8.3: posted in ERR, flushed at once */
+	if (qp->state == DROCE_TQP_ERR || qp->state == DROCE_TQP_SQE)
+		comp_flush(qp);		/* IBA 10.8.3: posted in ERR or SQE, flushed at once */
 	return 0;
 }
 

@@ -113,7 +113,7 @@ comp_retire_ready(struct droce_tqp *qp)
 	}
 }
 
-/* Fail the WQE at comp.idx with @status and move the QP to error. */
+/* Fail the WQE at comp.idx with @status: the QP to ERR (UC, UD: SQE). */
 static void
 comp_fail(struct droce_tqp *qp, uint32_t status)
 {
@@ -124,7 +124,7 @@ comp_fail(struct droce_tqp *qp, uint32_t status)
 		w->status = (uint8_t)status;
 		comp_retire(qp, w);
 	}
-	tqp_to_error(qp, DROCE_TQP_FAULT_NONE);
+	tqp_send_error(qp);
 }
 
 void
@@ -567,7 +567,7 @@ req_local_op(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 	/* it completes now unless earlier WQEs still wait for their ACKs */
 	comp_retire_ready(qp);
 	if (w->status != IBV_WC_SUCCESS)
-		tqp_to_error(qp, DROCE_TQP_FAULT_NONE);
+		tqp_send_error(qp);
 }
 
 /* Send the request of a READ or an atomic: one packet, many PSNs for READ. */

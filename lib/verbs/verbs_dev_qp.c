@@ -463,6 +463,11 @@ ops_qp_error(void *ctx, struct droce_tqp *t, enum droce_tqp_fault why)
 	struct droce_dev *dev = ctx;
 	struct dev_qp *qp = tqp_to_qp(t);
 
+	if (t->state == DROCE_TQP_SQE) {	/* a UC or UD send error: the RQ still works */
+		qp->state = IBV_QPS_SQE;
+		qp->sqd_notify = false;
+		return;
+	}
 	if (why == DROCE_TQP_FAULT_INV_REQ)
 		dev_async_event(qp->o.cl, IBV_EVENT_QP_REQ_ERR, qp->o.handle);
 	else if (why == DROCE_TQP_FAULT_ACCESS)

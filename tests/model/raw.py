@@ -69,10 +69,12 @@ class Raw:
     def destroy_qp(self, qp):
         return _destroy_qp(qp)
 
-    def attach_mcast(self, qp, gid):
+    @staticmethod
+    def attach_mcast(qp, gid):
         return _attach(qp, gid, 0)
 
-    def detach_mcast(self, qp, gid):
+    @staticmethod
+    def detach_mcast(qp, gid):
         return _detach(qp, gid, 0)
 
     def reg_mr_iova(self, length, iova, access):
@@ -92,3 +94,19 @@ class Raw:
         for p, f in ((self.cq, _destroy_cq), (self.pd, _dealloc_pd), (self.ctx, _close)):
             if f(p) != 0:
                 raise OSError(C.get_errno(), "raw teardown")
+
+
+def qp_pointer(qp):
+    """The struct ibv_qp * a pyverbs QP holds, so that the ctypes verbs can
+    act on it (pyverbs 44 has no attach_mcast): the word among the
+    object's first ones that points at a struct whose qp_num (offset 52)
+    and qp_type (offset 60) are the QP's. Only 8-aligned words above the
+    first page are followed: the object's other words are Python objects
+    (valid memory) or small packed ints."""
+    words = (C.c_uint64 * 16).from_address(id(qp))
+    for w in list(words)[2:]:
+        if w > 0x10000 and w % 8 == 0 and \
+           C.c_uint32.from_address(w + 52).value == qp.qp_num and \
+           C.c_uint32.from_address(w + 60).value == qp.qp_type:
+            return w
+    raise LookupError("no struct ibv_qp in the pyverbs QP")

@@ -235,3 +235,70 @@ VERBS = {
                          requires={"qp_ex": "in a batch"}, leaves={"qp_ex": "idle"},
                          man="ibv_wr_post(3)"),
 }
+
+# -- Work requests and their completions (ibv_wr_post(3), ibv_poll_cq(3)) --
+# enum ibv_wc_opcode, enum ibv_wc_status (the ones the traffic can give).
+WC_SEND, WC_RDMA_WRITE, WC_RDMA_READ, WC_COMP_SWAP, WC_FETCH_ADD = 0, 1, 2, 3, 4
+WC_BIND_MW, WC_LOCAL_INV, WC_RECV, WC_RECV_RDMA_WITH_IMM = 5, 6, 128, 129
+WC_SUCCESS, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_WR_FLUSH_ERR = 0, 1, 4, 5
+WC_MW_BIND_ERR, WC_REM_INV_REQ_ERR, WC_REM_ACCESS_ERR = 6, 9, 10
+GRH_BYTES = 40                    # a UD receive buffer starts with the GRH
+MCAST_QPN = 0xFFFFFF              # a UD SEND to a group: every attached QP gets a copy
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of the send queue: where it is allowed, what the target
+    must grant, and the completions it makes on either side."""
+    qp_types: tuple               # the QP types that may post it
+    needs: int                    # remote access the target's key and QP must grant (0: none)
+    wc: int                       # the requester's completion opcode
+    recv_wc: object = None        # the responder's completion opcode, None: no receive consumed
+    imm: bool = False             # carries immediate data (wc_flags IBV_WC_WITH_IMM)
+    length: str = "0 .. 2^31 bytes"
+    man: str = "ibv_wr_post(3)"
+
+
+ATOMIC_LEN = 8                    # an atomic moves one 8-byte, 8-aligned word
+OPS = {
+    "send": Op((QPT_RC, QPT_UC, QPT_UD), 0, WC_SEND, WC_RECV,
+               length="UD: up to the path MTU; byte_len at the target adds the GRH"),
+    "send_imm": Op((QPT_RC, QPT_UC, QPT_UD), 0, WC_SEND, WC_RECV, imm=True),
+    "rdma_write": Op((QPT_RC, QPT_UC), REMOTE_WRITE, WC_RDMA_WRITE),
+    "rdma_write_imm": Op((QPT_RC, QPT_UC), REMOTE_WRITE, WC_RDMA_WRITE,
+                         WC_RECV_RDMA_WITH_IMM, imm=True,
+                         length="byte_len at the target is the length written"),
+    "rdma_read": Op((QPT_RC,), REMOTE_READ, WC_RDMA_READ),
+    "atomic_fetch_add": Op((QPT_RC,), REMOTE_ATOMIC, WC_FETCH_ADD, length="8"),
+    "atomic_cmp_swp": Op((QPT_RC,), REMOTE_ATOMIC, WC_COMP_SWAP, length="8"),
+    "send_inv": Op((QPT_RC,), 0, WC_SEND, WC_RECV,
+                   man="ibv_wr_post(3): also invalidates a type 2 window's rkey at the"
+                       " target (IBV_WC_WITH_INV)"),
+    "bind_mw": Op((QPT_RC, QPT_UC), 0, WC_BIND_MW,
+                  man="ibv_wr_post(3): binds a type 2 window of the QP's PD; the new"
+                      " rkey differs from the old in its low byte only"),
+    "local_inv": Op((QPT_RC, QPT_UC), 0, WC_LOCAL_INV,
+                    man="ibv_wr_post(3): invalidates a type 2 window bound on this QP"),
+}
+
+# What a remote error does (IBA 9.7.5.2.4 and 10.7.3, ibv_poll_cq(3)): on RC
+# the requester completes with the status below and its QP enters ERR (later
+# WRs flush with WR_FLUSH_ERR); on UC the responder drops the message
+# silently, so the requester completes with success, nothing changes at the
+# target and no receive is consumed.
+REMOTE_ERRORS = {
+    "rkey with a wrong key byte": WC_REM_ACCESS_ERR,
+    "range past the end of the MR": WC_REM_ACCESS_ERR,
+    "access the MR does not grant": WC_REM_ACCESS_ERR,
+    "window invalidated": WC_REM_ACCESS_ERR,
+    "rkey of a deregistered MR": WC_REM_ACCESS_ERR,
+    "atomic address not 8-aligned": WC_REM_INV_REQ_ERR,
+    "send longer than the receive": WC_REM_INV_REQ_ERR,   # the target: LOC_LEN_ERR
+}
+
+# Local errors (ibv_poll_cq(3), IBA 10.8.3.3): an SGE whose lkey no longer
+# resolves completes with LOC_PROT_ERR. After any error completion of its
+# send queue an RC QP is in ERR, a UC or UD QP in SQE (send queue
+# error: its receive queue still works).
+LOCAL_ERRORS = {"lkey of a deregistered MR": WC_LOC_PROT_ERR}
+STATE_AFTER_SEND_ERROR = {QPT_RC: ERR, QPT_UC: SQE, QPT_UD: SQE}

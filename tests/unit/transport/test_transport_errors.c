@@ -8,7 +8,8 @@
  * completion, target untouched; a receive SGE failing its check: NAK
  * remote operational error), retry exhaustion, one NAK per PSN gap
  * and behind the READ responses owed,
- * flushing on the error state, CQ overflow, the fence, SQD's drain.
+ * flushing on the error state, a UC or UD send error entering SQE, CQ
+ * overflow, the fence, SQD's drain.
  */
 
 #include <errno.h>
@@ -601,6 +602,69 @@ START_TEST(test_error_state_flushes_everything_outstanding)
 }
 END_TEST
 
+/*
+ * A UC or UD send WQE completing in error moves its QP to SQE, not ERR (IBA
+ * 10.3.1; found by the verbs model, tests/model/cases/ud-send-error-sqe.json):
+ * later sends flush, receives still complete, and RTS sends again.
+ */
+START_TEST(test_uc_ud_send_error_enters_sqe)
+{
+	static const enum ibv_qp_type type[2] = { IBV_QPT_UC, IBV_QPT_UD };
+	struct test_pair p;
+	struct droce_send_wqe w;
+	struct droce_cqe c;
+	int from;
+
+	test_pair_setup(&p, type[_i], 1024, 99, 0x5a);
+	for (from = 0; from < 2; from++) {
+		w = test_wqe(IBV_WR_SEND, 1, p.buf[from], 100, p.key[from]);
+		if (type[_i] == IBV_QPT_UD) {
+			sim_av(p.sim, from, 1 - from, &w.ud.av);
+			w.ud.qpn = p.sim->node[1 - from].qp[0].attr.qpn;
+			w.ud.qkey = 0x1234;
+		}
+		if (from == 0) {
+			w.sge[0].lkey ^= 0xff;		/* resolves to nothing */
+			droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+			ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+			ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+			ck_assert_uint_eq(c.status, IBV_WC_LOC_PROT_ERR);
+			ck_assert_int_eq(p.sim->node[0].qp[0].state, DROCE_TQP_SQE);
+			/* posted in SQE: flushed at once */
+			w.sge[0].lkey ^= 0xff;
+			w.wr_id = 2;
+			ck_assert_int_eq(droce_tqp_post_send(&p.sim->node[0].qp[0], &w), 0);
+			ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+			ck_assert_uint_eq(c.wr_id, 2);
+			ck_assert_uint_eq(c.status, IBV_WC_WR_FLUSH_ERR);
+			continue;
+		}
+		/* its receive queue still works */
+		sim_post_recv(&p.sim->node[0], 0, 7, p.buf[0] + 2048, 1024, p.key[0]);
+		droce_tqp_post_send(&p.sim->node[1].qp[0], &w);
+		ck_assert(test_wait(p.sim, &p.sim->node[0].rcq[0], 1));
+		ck_assert(sim_poll_cq(&p.sim->node[0].rcq[0], &c));
+		ck_assert_uint_eq(c.wr_id, 7);
+		ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	}
+	/* back to RTS: it sends again */
+	droce_tqp_set_state(&p.sim->node[0].qp[0], DROCE_TQP_RTS, 0, 0);
+	w = test_wqe(IBV_WR_SEND, 3, p.buf[0], 100, p.key[0]);
+	if (type[_i] == IBV_QPT_UD) {
+		sim_av(p.sim, 0, 1, &w.ud.av);
+		w.ud.qpn = p.sim->node[1].qp[0].attr.qpn;
+		w.ud.qkey = 0x1234;
+	}
+	sim_post_recv(&p.sim->node[1], 0, 8, p.buf[1], 1024, p.key[1]);
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert(test_wait(p.sim, &p.sim->node[1].rcq[0], 1));
+	test_pair_teardown(&p);
+}
+END_TEST
+
 START_TEST(test_cq_overflow_moves_qp_to_error)
 {
 	struct test_pair p;
@@ -751,6 +815,7 @@ tcase_transport_errors(void)
 	tcase_add_test(tc, test_one_nak_per_sequence_gap);
 	tcase_add_loop_test(tc, test_seq_nak_waits_behind_owed_read_responses, 0, 2);
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);
+	tcase_add_loop_test(tc, test_uc_ud_send_error_enters_sqe, 0, 2);
 	tcase_add_test(tc, test_cq_overflow_moves_qp_to_error);
 	tcase_add_loop_test(tc, test_fence_holds_a_send_until_earlier_reads_complete, 0, 2);
 	tcase_add_test(tc, test_sqd_finishes_the_message_under_way_and_starts_none);

@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""Traffic between two QPs for the random tester (run.py): a pair of RC, UC
+or UD QPs (loopback on one context, or two contexts), each with a PD, a CQ
+and a 4 KiB MR; one random operation at a time, every completion (status,
+opcode, byte_len, imm, wr_id) and every byte of both MRs checked against a
+shadow copy kept from verbs.OPS and verbs.REMOTE_ERRORS."""
+import struct
+import time
+
+import verbs as M
+from raw import Raw, qp_pointer
+
+import pyverbs.enums as e
+from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QPAttr, QPCap, QPEx, QPInitAttrEx
+from pyverbs.wr import RecvWR, SGE
+
+SIZE = 4096
+FULL = (M.LOCAL_WRITE | M.REMOTE_WRITE | M.REMOTE_READ | M.REMOTE_ATOMIC | M.MW_BIND)
+QKEY = 0x11111111
+NAMES = {M.QPT_RC: "rc", M.QPT_UC: "uc", M.QPT_UD: "ud"}
+SEND_OPS = {
+    M.QPT_RC: (e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_SEND_WITH_IMM
+               | e.IBV_QP_EX_WITH_RDMA_WRITE | e.IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM
+               | e.IBV_QP_EX_WITH_RDMA_READ | e.IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD
+               | e.IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | e.IBV_QP_EX_WITH_BIND_MW
+               | e.IBV_QP_EX_WITH_LOCAL_INV | e.IBV_QP_EX_WITH_SEND_WITH_INV),
+    M.QPT_UC: (e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_SEND_WITH_IMM
+               | e.IBV_QP_EX_WITH_RDMA_WRITE | e.IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM
+               | e.IBV_QP_EX_WITH_BIND_MW | e.IBV_QP_EX_WITH_LOCAL_INV),
+    M.QPT_UD: e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_SEND_WITH_IMM,
+}
+
+
+def inc_rkey(k):
+    """ibv_inc_rkey(): the next key byte, same index."""
+    return (k & ~0xff) | ((k + 1) & 0xff)
+
+
+class Side:
+    """One end of a pair: PD, CQ, QP, its MR and the MR's shadow."""
+
+    def __init__(self, ctx, qpt, gid_index):
+        self.ctx = ctx
+        self.pd = PD(ctx)
+        self.cq = CQ(ctx, 64)
+        cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
+        ia = QPInitAttrEx(qp_type=qpt, scq=self.cq, rcq=self.cq, cap=cap, pd=self.pd,
+                          comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                          send_ops_flags=SEND_OPS[qpt])
+        self.qp = QPEx(ctx, ia)
+        self.mr = MR(self.pd, SIZE, FULL)
+        # binds only: a window granting remote write or atomic needs the MR's
+        # local write (IBA C10-75), which this one lacks
+        self.ro = MR(self.pd, SIZE, M.REMOTE_READ | M.MW_BIND)
+        self.shadow = bytearray(SIZE)
+        dead = MR(self.pd, SIZE, FULL)   # the keys of a destroyed MR, for invalid WRs
+        self.dead_lkey, self.dead_rkey = dead.lkey, dead.rkey
+        dead.close()
+        self.mr.write(bytes(SIZE), SIZE, 0)
+        self.gid = ctx.query_gid(1, gid_index)
+        self.recvs = []              # posted receives: (wr_id, offset, length)
+        self.mws = []                # type 2 windows: {"mw", "rkey", "off", "len", "valid"}
+        self.groups = set()          # the multicast GIDs (bytes) its QP is attached to
+        self.group_ahs = {}          # multicast GID -> AH to send to it
+
+    def close(self):
+        # pyverbs closes children with their PD and context; an explicit
+        # order keeps the windows' MR and the QP's CQ alive long enough.
+        for w in self.mws:
+            w["mw"].close()
+        for g in self.groups:        # groups are left before the QP goes
+            err = Raw.detach_mcast(qp_pointer(self.qp), g)
+            if err:
+                raise OSError(err, "ibv_detach_mcast at teardown")
+        self.qp.close()
+        self.mr.close()
+        self.ro.close()
+        self.cq.close()
+        self.pd.close()
+
+
+class Pair:
+    def __init__(self, ctx_a, ctx_b, qpt, gid_index):
+        self.qpt = qpt
+        self.a, self.b = Side(ctx_a, qpt, gid_index), Side(ctx_b, qpt, gid_index)
+        self.gid_index = gid_index
+        self.broken = False          # an RC error put a QP in ERR: the pair is done
+        self.wr_id = 0
+        for s, peer in ((self.a, self.b), (self.b, self.a)):
+            self.connect(s, peer)
+        if qpt == M.QPT_UD:
+            for s, peer in ((self.a, self.b), (self.b, self.a)):
+                s.ah = AH(s.pd, attr=self.ah_attr(peer))
+            dead = QPEx(ctx_b, QPInitAttrEx(   # a destroyed QP's number, for invalid sends
+                qp_type=qpt, scq=self.b.cq, rcq=self.b.cq, pd=self.b.pd,
+                cap=QPCap(max_send_wr=1, max_recv_wr=1, max_send_sge=1, max_recv_sge=1),
+                comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                send_ops_flags=SEND_OPS[qpt]))
+            self.dead_qpn = dead.qp_num
+            dead.close()
+
+    def ah_attr(self, peer):
+        return AHAttr(gr=GlobalRoute(dgid=peer.gid, sgid_index=self.gid_index),
+                      is_global=1, port_num=1)
+
+    def group_ah(self, s, gid):
+        """SIDE's AH to the multicast group GID (16 bytes)."""
+        if gid not in s.group_ahs:
+            text = ":".join(gid[i:i + 2].hex() for i in range(0, 16, 2))
+            s.group_ahs[gid] = AH(s.pd, attr=AHAttr(
+                gr=GlobalRoute(dgid=GID(text), sgid_index=self.gid_index),
+                is_global=1, port_num=1))
+        return s.group_ahs[gid]
+
+    def connect(self, s, peer):
+        a = QPAttr()
+        a.port_num, a.pkey_index = 1, 0
+        if self.qpt == M.QPT_UD:
+            a.qkey = QKEY
+        else:
+            a.qp_access_flags = M.LOCAL_WRITE | M.REMOTE_WRITE | M.REMOTE_READ
+            if self.qpt == M.QPT_RC:
+                a.qp_access_flags |= M.REMOTE_ATOMIC
+            a.dest_qp_num = peer.qp.qp_num
+            a.ah_attr = self.ah_attr(peer)
+            a.path_mtu, a.max_dest_rd_atomic, a.min_rnr_timer = e.IBV_MTU_1024, 4, 12
+            a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic = 14, 7, 7, 4
+        s.qp.to_init(a)
+        s.qp.to_rtr(a)
+        s.qp.to_rts(a)
+
+    def close(self):
+        self.a.close()
+        self.b.close()
+
+    def next_id(self):
+        self.wr_id += 1
+        return self.wr_id
+
+    def post_recv(self, s, off, n):
+        wid = self.next_id()
+        s.qp.post_recv(RecvWR(wid, 1, [SGE(s.mr.buf + off, n, s.mr.lkey)]))
+        s.recvs.append((wid, off, n))
+
+    @staticmethod
+    def poll(cq, n):
+        """N completions of CQ. Not a timed check but a guard against a
+        hang (loopback completes in microseconds): none in 20 s ends the
+        sequence as a divergence rather than stalling every later step."""
+        got, end = [], time.monotonic() + 20
+        while len(got) < n and time.monotonic() < end:
+            k, wcs = cq.poll(n - len(got))
+            got += wcs[:k]
+        if len(got) < n:
+            raise TimeoutError(f"{len(got)} of {n} completions in 20 s")
+        return got
+
+    @staticmethod
+    def drain(cq):
+        k, wcs = cq.poll(16)
+        return wcs[:k]
+
+
+def u64(b):
+    return struct.unpack("<Q", bytes(b))[0]
+
+
+def p64(v):
+    return struct.pack("<Q", v & (2**64 - 1))
+
+
+def be32(v):
+    """The raw __be32 a little-endian host sees for V."""
+    return struct.unpack("<I", struct.pack(">I", v))[0]
