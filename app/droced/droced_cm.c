@@ -91,7 +91,7 @@ struct rid {
 	bool route_resolved;
 	bool passive;			/* made by a REQ */
 	uint64_t resolve_deadline;	/* non-zero: waiting for the peer's MAC */
-	uint32_t psn;			/* our starting PSN */
+	uint32_t psn;			/* the Starting PSN we send: our receive PSN */
 	struct droce_cm_id *cmid;	/* the connection, or the listener */
 	/* a passive id: what the REQ offered */
 	uint8_t peer_rr, peer_depth;
@@ -547,7 +547,10 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 		a->qp_state = IBV_QPS_RTR;
 		a->path_mtu = ca.path_mtu;
 		a->dest_qp_num = ca.dest_qpn;
-		a->rq_psn = ca.rq_psn;
+		/* the PSN our REQ or REP carries: the passive side moves its
+		 * QP before its REP exists (Linux's rdma_init_qp_attr also
+		 * sets rq_psn from the id's own PSN) */
+		a->rq_psn = r->psn;
 		a->max_dest_rd_atomic = r->passive ? r->peer_depth : ca.max_dest_rd_atomic;
 		a->min_rnr_timer = CM_MIN_RNR_TIMER;
 		a->ah_attr.is_global = 1;
@@ -562,7 +565,7 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 		return 0;
 	}
 	a->qp_state = IBV_QPS_RTS;
-	a->sq_psn = r->psn;
+	a->sq_psn = ca.sq_psn;
 	a->timeout = ca.timeout;
 	a->retry_cnt = ca.retry_cnt;
 	a->rnr_retry = ca.rnr_retry;
