@@ -43,6 +43,8 @@
 #define CM_PORT_FIRST	32768		/* ephemeral ports, as Linux's default range */
 #define CM_PORT_LAST	60999
 #define CM_RESOLVE_NS	(1000 * 1000)	/* pending neighbour resolutions: checked each ms */
+#define CM_HELD_MADS	16		/* MADs waiting for their peer's MAC */
+#define CM_HOLD_NS	(1000ull * 1000 * 1000)	/* how long one may wait: 1 s */
 
 /* Linux's rdma_cm values (drivers/infiniband/core/cma.c) for what goes in a REQ. */
 #define CM_RESPONSE_TIMEOUT	20	/* CMA_CM_RESPONSE_TIMEOUT: 4.3 s */
@@ -58,7 +60,8 @@
 	C(REQ_BAD_HDR,   "REQs refused: no valid cma header in the private data") \
 	C(REQ_NO_ID,     "REQs refused: no free rdma_cm id") \
 	C(REQ_WRONG_IP,  "REQs refused: the listener is bound to another address") \
-	C(GSI_TX_FAIL,   "MADs the port could not send (no MAC yet, refused)")
+	C(GSI_HELD,      "MADs held until the peer's MAC was resolved") \
+	C(GSI_TX_FAIL,   "MADs the port could not send (no MAC within 1 s, refused)")
 
 enum {
 #define C(sym, desc) CMC_##sym,
@@ -97,8 +100,19 @@ struct rid {
 	uint8_t peer_rr, peer_depth;
 };
 
+/* A MAD to a peer whose MAC is not known yet (a REP to a host that never
+ * talked to us but through its REQ): sent once the port has resolved it,
+ * instead of costing the peer a CM retransmission (6.4 s) */
+struct held_mad {
+	uint64_t deadline;
+	struct droce_cm_addr to;
+	uint8_t mad[DROCE_MAD_BYTES];
+};
+
 static struct {
 	struct droced *d;
+	struct held_mad held[CM_HELD_MADS];
+	unsigned int n_held;
 	struct droce_cm cm;
 	struct droce_cm_id ids[CM_MAX_IDS];
 	struct rid rids[CM_MAX_IDS];
@@ -355,14 +369,49 @@ rid_resolve_addr(struct rid *r, const struct droce_ctrl_cm_resolve_addr_req *q)
 
 /* ---- lib/cm ---- */
 
+static int
+gsi_send(const struct droce_cm_addr *to, const uint8_t *mad)
+{
+	return droce_dev_gsi_send(g.d->dev, to->local_gid, to->remote_gid, to->remote_qpn,
+				  to->tclass, to->hop_limit, mad, DROCE_MAD_BYTES);
+}
+
 static void
 cm_send(void *ctx, const struct droce_cm_addr *to, const uint8_t *mad)
 {
-	struct droced *d = ctx;
+	struct held_mad *h;
+	int ret;
 
-	if (droce_dev_gsi_send(d->dev, to->local_gid, to->remote_gid, to->remote_qpn, to->tclass,
-			       to->hop_limit, mad, DROCE_MAD_BYTES) < 0)
+	(void)ctx;
+	ret = gsi_send(to, mad);
+	if (ret == -EAGAIN && g.n_held < CM_HELD_MADS) {	/* no MAC yet: asked for */
+		h = &g.held[g.n_held++];
+		h->deadline = g.now + CM_HOLD_NS;
+		h->to = *to;
+		memcpy(h->mad, mad, DROCE_MAD_BYTES);
+		CMC(GSI_HELD);
+	} else if (ret < 0) {
 		CMC(GSI_TX_FAIL);	/* the CM's retransmission covers it */
+	}
+}
+
+/* The held MADs whose peer's MAC has come (or that waited too long). */
+static void
+held_retry(void)
+{
+	unsigned int i = 0;
+	int ret;
+
+	while (i < g.n_held) {
+		ret = gsi_send(&g.held[i].to, g.held[i].mad);
+		if (ret == -EAGAIN && g.now < g.held[i].deadline) {
+			i++;
+			continue;
+		}
+		if (ret < 0)
+			CMC(GSI_TX_FAIL);
+		g.held[i] = g.held[--g.n_held];
+	}
 }
 
 /* A REQ for one of our listeners: a new rdma_cm id, and CONNECT_REQUEST. */
@@ -914,6 +963,7 @@ droced_cm_poll(struct droced *d, uint64_t now)
 		for (i = 0; i < CM_MAX_IDS; i++)
 			if (g.rids[i].owner != NULL && g.rids[i].resolve_deadline != 0)
 				resolve_check(&g.rids[i]);
+		held_retry();
 	}
 	return 0;
 }
@@ -964,7 +1014,6 @@ droced_cm_init(struct droced *d)
 {
 	struct droce_cm_config cfg = {
 		.ca_guid = d->conf.node_guid,
-		.comm_id_seed = (uint32_t)random(),
 		.mra_service_timeout = CM_MRA_TIMEOUT,
 	};
 	unsigned int i;
@@ -972,6 +1021,9 @@ droced_cm_init(struct droced *d)
 
 	g.d = d;
 	srandom((unsigned int)(droce_now_ns() ^ (uint64_t)getpid()));	/* comm IDs, PSNs, ports */
+	/* after srandom: a restarted droced must not hand out the comm IDs
+	 * and TIDs of the last run (it did: random()'s unseeded first value) */
+	cfg.comm_id_seed = (uint32_t)random();
 	for (i = 0; i < CM_MAX_CLIENTS; i++)
 		g.clients[i].ev_fd = -1;
 	g.next_port = (uint16_t)random();

@@ -159,6 +159,10 @@ cmd_net_up() {
 	# no IPv6: keeps router solicitations off the bridge and out of droced
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1
+	# ARP answered only on the interface holding the address: else the
+	# bridge itself answers for rxehost's too, with its own MAC, and the
+	# guest's RoCE frames for droce go to the bridge when its answer wins
+	ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1
 	ip -n "$ns" link set lo up
 	if ! ip -n "$ns" link show "$br" >/dev/null 2>&1; then
 		# no multicast snooping: the bridge floods groups to every port
