@@ -136,7 +136,11 @@ DR="ip netns exec $ns $build/app/run/droce-run --socket $sock"
 as_client() {
 	for try in 1 2; do
 		j=$("$R" spawn vm1 "${4:-$2} -d rxe0 $3 $gid")
-		sleep 2
+		# until the server listens on TCP (at most 20 s; the guest has no
+		# other listener), not a fixed sleep: on a loaded machine the TCG
+		# guest once took longer, the client found no server and exited,
+		# and the server waited out its 600 s
+		"$R" exec -t 20 vm1 'until ss -Hltn | grep -q .; do sleep 0.1; done' >/dev/null 2>&1
 		timeout 300 $DR $2 -d droce0 $3 1 10.77.0.1 >$out.c 2>&1
 		c=$?
 		"$R" wait -t 300 vm1 "$j" >$out.s 2>&1
@@ -331,6 +335,7 @@ cm_ud() {
 	if droce_wait_listeners 1 $sp && $DR timeout 30 udaddy -s 10.77.0.100 >$out.c 2>&1 && wait $sp; then
 		cm_tool udaddy rxe "udaddy" "udaddy -s @IP@"
 		cm_tool udaddy droce "udaddy" "udaddy -s @IP@"
+		sidr=" 0x0017:SIDR_REQ 0x0018:SIDR_REP"
 	else
 		wait $sp
 		echo "     udaddy not run: droce's udaddy fails on one daemon" \
@@ -340,7 +345,9 @@ cm_ud() {
 }
 # The CM MADs of a capture: every frame to QP 1 must decode as a CM MAD
 # (management class 0x07, method Send), and REQ, REP, RTU, DREQ and DREP
-# (attributes 0x10, 0x13 to 0x16) must each have come from both sides.
+# (attributes 0x10, 0x13 to 0x16) must each have come from both sides, as
+# must SIDR_REQ and SIDR_REP (0x17, 0x18) when udaddy ran.
+sidr=
 cm_mads() {	# phase
 	f=/tmp/$tag-$1.pcap
 	tshark -n -r "$f" -Y 'infiniband.bth.destqp == 1' -T fields -E separator=/t \
@@ -349,7 +356,7 @@ cm_mads() {	# phase
 	n=$(wc -l <$out.mads)
 	bad=$(awk -F'\t' '$2 != "0x07" || $3 != "0x03"' $out.mads | wc -l)
 	missing=
-	for a in 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP; do
+	for a in 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP $sidr; do
 		for src in 10.77.0.100:droce 10.77.0.1:rxe; do
 			awk -F'\t' -v s="${src%%:*}" -v a="${a%%:*}" '$1 == s && $4 == a { f = 1 }
 				END { exit !f }' $out.mads || missing="$missing ${a#*:} from ${src#*:},"
@@ -357,7 +364,7 @@ cm_mads() {	# phase
 	done
 	if [ "$n" -gt 0 ] && [ "$bad" = 0 ] && [ -z "$missing" ]; then
 		echo "ok   capture $1: $n MADs to QP 1, all CM (class 0x07, Send); REQ, REP, RTU," \
-			"DREQ and DREP from both sides"
+			"DREQ, DREP${sidr:+, SIDR_REQ, SIDR_REP} from both sides"
 	else
 		echo "FAIL capture $1: $n MADs to QP 1, $bad not CM Sends; missing:${missing%,}"
 		fail=1
