@@ -43,7 +43,8 @@ out=/tmp/$tag	# .c .s: client and server output of the last run
 t0=$(date +%s)
 
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root"; exit 77; }
-for c in nft:nftables tshark:tshark ibv_rc_pingpong:ibverbs-utils ib_write_bw:perftest; do
+for c in nft:nftables tshark:tshark ibv_rc_pingpong:ibverbs-utils ib_write_bw:perftest \
+	rping:rdmacm-utils; do
 	command -v "${c%%:*}" >/dev/null || { echo "skipped: no ${c%%:*} (package ${c#*:})"; exit 77; }
 done
 r=$("$R" deps 2>&1) || { echo "skipped: ${r#rxe_vm: }"; exit 77; }
