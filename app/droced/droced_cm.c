@@ -48,6 +48,8 @@
 #define CM_PORT_FIRST	32768		/* ephemeral ports, as Linux's default range */
 #define CM_PORT_LAST	60999
 #define CM_RESOLVE_NS	(1000 * 1000)	/* pending neighbour resolutions: checked each ms */
+#define CM_HELD_MADS	16		/* MADs waiting for their peer's MAC */
+#define CM_HOLD_NS	(1000ull * 1000 * 1000)	/* how long one may wait: 1 s */
 
 /* Linux's rdma_cm values (drivers/infiniband/core/cma.c) for what goes in a REQ. */
 #define CM_RESPONSE_TIMEOUT	20	/* CMA_CM_RESPONSE_TIMEOUT: 4.3 s */
@@ -71,7 +73,8 @@
 	C(SIDR_BAD_HDR,  "SIDR_REQs refused: no valid cma header in the private data") \
 	C(WRONG_QP_TYPE, "REQs for a UD listener, SIDR_REQs for an RC/UC one: refused") \
 	C(MCAST_JOINS,   "multicast joins answered (MULTICAST_JOIN)") \
-	C(GSI_TX_FAIL,   "MADs the port could not send (no MAC yet, refused)")
+	C(GSI_HELD,      "MADs held until the peer's MAC was resolved") \
+	C(GSI_TX_FAIL,   "MADs the port could not send (no MAC within 1 s, refused)")
 
 enum {
 #define C(sym, desc) CMC_##sym,
@@ -105,14 +108,25 @@ struct rid {
 	bool route_resolved;
 	bool passive;			/* made by a REQ */
 	uint64_t resolve_deadline;	/* non-zero: waiting for the peer's MAC */
-	uint32_t psn;			/* our starting PSN */
+	uint32_t psn;			/* the Starting PSN we send: our receive PSN */
 	struct droce_cm_id *cmid;	/* the connection, or the listener */
 	/* a passive id: what the REQ offered */
 	uint8_t peer_rr, peer_depth;
 };
 
+/* A MAD to a peer whose MAC is not known yet (a REP to a host that never
+ * talked to us but through its REQ): sent once the port has resolved it,
+ * instead of costing the peer a CM retransmission (6.4 s) */
+struct held_mad {
+	uint64_t deadline;
+	struct droce_cm_addr to;
+	uint8_t mad[DROCE_MAD_BYTES];
+};
+
 static struct {
 	struct droced *d;
+	struct held_mad held[CM_HELD_MADS];
+	unsigned int n_held;
 	struct droce_cm cm;
 	struct droce_cm_id ids[CM_MAX_IDS];
 	struct rid rids[CM_MAX_IDS];
@@ -415,14 +429,49 @@ rid_resolve_addr(struct rid *r, const struct droce_ctrl_cm_resolve_addr_req *q)
 
 /* ---- lib/cm ---- */
 
+static int
+gsi_send(const struct droce_cm_addr *to, const uint8_t *mad)
+{
+	return droce_dev_gsi_send(g.d->dev, to->local_gid, to->remote_gid, to->remote_qpn,
+				  to->tclass, to->hop_limit, mad, DROCE_MAD_BYTES);
+}
+
 static void
 cm_send(void *ctx, const struct droce_cm_addr *to, const uint8_t *mad)
 {
-	struct droced *d = ctx;
+	struct held_mad *h;
+	int ret;
 
-	if (droce_dev_gsi_send(d->dev, to->local_gid, to->remote_gid, to->remote_qpn, to->tclass,
-			       to->hop_limit, mad, DROCE_MAD_BYTES) < 0)
+	(void)ctx;
+	ret = gsi_send(to, mad);
+	if (ret == -EAGAIN && g.n_held < CM_HELD_MADS) {	/* no MAC yet: asked for */
+		h = &g.held[g.n_held++];
+		h->deadline = g.now + CM_HOLD_NS;
+		h->to = *to;
+		memcpy(h->mad, mad, DROCE_MAD_BYTES);
+		CMC(GSI_HELD);
+	} else if (ret < 0) {
 		CMC(GSI_TX_FAIL);	/* the CM's retransmission covers it */
+	}
+}
+
+/* The held MADs whose peer's MAC has come (or that waited too long). */
+static void
+held_retry(void)
+{
+	unsigned int i = 0;
+	int ret;
+
+	while (i < g.n_held) {
+		ret = gsi_send(&g.held[i].to, g.held[i].mad);
+		if (ret == -EAGAIN && g.now < g.held[i].deadline) {
+			i++;
+			continue;
+		}
+		if (ret < 0)
+			CMC(GSI_TX_FAIL);
+		g.held[i] = g.held[--g.n_held];
+	}
 }
 
 /* A REQ for one of our listeners: a new rdma_cm id, and CONNECT_REQUEST. */
@@ -709,7 +758,10 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 		a->qp_state = IBV_QPS_RTR;
 		a->path_mtu = ca.path_mtu;
 		a->dest_qp_num = ca.dest_qpn;
-		a->rq_psn = ca.rq_psn;
+		/* the PSN our REQ or REP carries: the passive side moves its
+		 * QP before its REP exists (Linux's rdma_init_qp_attr also
+		 * sets rq_psn from the id's own PSN) */
+		a->rq_psn = r->psn;
 		/* what the peer's REQ offered, never more than the device has */
 		a->max_dest_rd_atomic = DROCE_MIN(r->passive ? r->peer_depth : ca.max_dest_rd_atomic,
 						  DROCE_MAX_QP_RD_ATOM);
@@ -726,7 +778,7 @@ init_qp_attr(struct rid *r, uint32_t state, struct droce_ctrl_cm_init_qp_attr_re
 		return 0;
 	}
 	a->qp_state = IBV_QPS_RTS;
-	a->sq_psn = r->psn;
+	a->sq_psn = ca.sq_psn;
 	a->timeout = ca.timeout;
 	a->retry_cnt = ca.retry_cnt;
 	a->rnr_retry = ca.rnr_retry;
@@ -1193,6 +1245,7 @@ droced_cm_poll(struct droced *d, uint64_t now)
 		for (i = 0; i < CM_MAX_IDS; i++)
 			if (g.rids[i].owner != NULL && g.rids[i].resolve_deadline != 0)
 				resolve_check(&g.rids[i]);
+		held_retry();
 	}
 	return 0;
 }
@@ -1243,7 +1296,6 @@ droced_cm_init(struct droced *d)
 {
 	struct droce_cm_config cfg = {
 		.ca_guid = d->conf.node_guid,
-		.comm_id_seed = (uint32_t)random(),
 		.mra_service_timeout = CM_MRA_TIMEOUT,
 	};
 	unsigned int i;
@@ -1251,6 +1303,9 @@ droced_cm_init(struct droced *d)
 
 	g.d = d;
 	srandom((unsigned int)(droce_now_ns() ^ (uint64_t)getpid()));	/* comm IDs, PSNs, ports */
+	/* after srandom: a restarted droced must not hand out the comm IDs
+	 * and TIDs of the last run (it did: random()'s unseeded first value) */
+	cfg.comm_id_seed = (uint32_t)random();
 	for (i = 0; i < CM_MAX_CLIENTS; i++)
 		g.clients[i].ev_fd = -1;
 	g.next_port = (uint16_t)random();

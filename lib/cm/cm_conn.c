@@ -156,8 +156,11 @@ droce_cm_qp_attr(const struct droce_cm_id *id, enum droce_cm_qp_step step,
 		return -EINVAL;
 	a->transport = id->conn.transport;
 	a->dest_qpn = id->conn.remote_qpn;
-	a->rq_psn = id->conn.remote_psn;
-	a->sq_psn = id->conn.local_psn;
+	/* a REQ's or REP's Starting PSN is what its sender receives: the
+	 * PSN the other side sends with (Linux: the active side's sq_psn
+	 * comes from the REP, the passive side's from the REQ) */
+	a->rq_psn = id->conn.local_psn;
+	a->sq_psn = id->conn.remote_psn;
 	a->path_mtu = id->conn.mtu;
 	a->max_dest_rd_atomic = id->conn.responder_resources;
 	a->max_rd_atomic = id->conn.initiator_depth;

@@ -163,7 +163,7 @@ struct droce_cm_req_param {
 	struct droce_cm_path path;
 	uint32_t qpn;
 	uint8_t transport;		/**< DROCE_CM_TRANSPORT_RC or _UC */
-	uint32_t starting_psn;		/**< our send PSN */
+	uint32_t starting_psn;		/**< our receive PSN: the peer sends with it */
 	uint8_t responder_resources;	/**< our max_dest_rd_atomic */
 	uint8_t initiator_depth;	/**< our max_rd_atomic */
 	uint8_t remote_cm_response_timeout;	/**< how long the peer may take (exponent) */
@@ -180,7 +180,7 @@ struct droce_cm_req_param {
 /** Parameters of droce_cm_accept(). */
 struct droce_cm_rep_param {
 	uint32_t qpn;
-	uint32_t starting_psn;		/**< our send PSN */
+	uint32_t starting_psn;		/**< our receive PSN: the peer sends with it */
 	uint8_t responder_resources;	/**< ours; at most the REQ's initiator depth */
 	uint8_t initiator_depth;	/**< ours; at most the REQ's responder resources */
 	uint8_t target_ack_delay;	/**< IBA time exponent */
@@ -225,8 +225,8 @@ struct droce_cm_qp_attr {
 	uint8_t transport;		/**< DROCE_CM_TRANSPORT_RC or _UC */
 	uint32_t qpn;			/**< ours */
 	uint32_t dest_qpn;
-	uint32_t rq_psn;		/**< RTR: the peer's starting PSN */
-	uint32_t sq_psn;		/**< RTS: ours */
+	uint32_t rq_psn;		/**< RTR: the Starting PSN we sent (0 before droce_cm_accept) */
+	uint32_t sq_psn;		/**< RTS: the peer's Starting PSN */
 	uint8_t path_mtu;		/**< enum ibv_mtu */
 	uint8_t max_dest_rd_atomic;	/**< RTR */
 	uint8_t max_rd_atomic;		/**< RTS */
@@ -299,8 +299,8 @@ struct droce_cm_id {
 		uint8_t transport;
 		uint32_t local_qpn;
 		uint32_t remote_qpn;
-		uint32_t local_psn;
-		uint32_t remote_psn;
+		uint32_t local_psn;	/**< Starting PSN we sent: we receive from it */
+		uint32_t remote_psn;	/**< the peer's: we send from it */
 		uint8_t mtu;
 		uint8_t responder_resources;	/**< ours: max_dest_rd_atomic */
 		uint8_t initiator_depth;	/**< ours: max_rd_atomic */

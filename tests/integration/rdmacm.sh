@@ -54,23 +54,9 @@ count=10
 log=$(mktemp -d)
 fail=0
 
-# The lines rping -v prints for COUNT pings of the default 64 bytes, each
-# prefixed with PREFIX: "rdma-ping-N: " then letters from 'A' + N on,
-# cycling 'A'..'z', up to byte 63 (rping_test_client's pattern).
-expected() {	# PREFIX COUNT
-	awk -v prefix="$1" -v n="$2" 'BEGIN {
-		start = 65
-		for (p = 0; p < n; p++) {
-			s = "rdma-ping-" p ": "
-			c = start
-			for (i = length(s); i < 63; i++) {
-				s = s sprintf("%c", c)
-				if (++c > 122) c = 65
-			}
-			print prefix s
-			if (++start > 122) start = 65
-		}
-	}'
+# the lines rping -v prints: PREFIX COUNT
+expected() {
+	"$(dirname "$0")/rping_expected.sh" "$@"
 }
 
 # The value of droced's counter NAME on daemon SIDE.

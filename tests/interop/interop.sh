@@ -10,12 +10,15 @@
 # Three phases, each with its own droced and capture (doc/interop.md):
 #   base   MTU 1500: Debian's tools, WRITE_WITH_IMM / SEND_WITH_INV
 #          (imm_inv, droce posting also through ibv_wr_*), the traffic
-#          checker, UD multicast with members on both sides
+#          checker, UD multicast with members on both sides; rdma_cm
+#          against the kernel's CM: rping, ucmatose, ib_send_bw -R, udaddy
 #   fault  droced behind its fault port (loss, duplication, reordering,
 #          corruption, both directions): perftest, imm_inv, the traffic
 #          checker with --lossy
 #   jumbo  the VM rebooted with RXE_MTU=9000, rxehost at 9000: path MTU 4096
-# Every capture must pass droce-pcap verify and decode cleanly in tshark.
+# Every capture must pass droce-pcap verify and decode cleanly in tshark;
+# the base capture's CM MADs must decode as CM messages, each kind from
+# both sides.
 # At the end of each phase droced must still run, hold no client object,
 # and exit 0 on SIGTERM.
 # Our test programs are built against the system rdma-core; the VM sees
@@ -40,7 +43,8 @@ out=/tmp/$tag	# .c .s: client and server output of the last run
 t0=$(date +%s)
 
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root"; exit 77; }
-for c in nft:nftables tshark:tshark ibv_rc_pingpong:ibverbs-utils ib_write_bw:perftest; do
+for c in nft:nftables tshark:tshark ibv_rc_pingpong:ibverbs-utils ib_write_bw:perftest \
+	rping:rdmacm-utils; do
 	command -v "${c%%:*}" >/dev/null || { echo "skipped: no ${c%%:*} (package ${c#*:})"; exit 77; }
 done
 r=$("$R" deps 2>&1) || { echo "skipped: ${r#rxe_vm: }"; exit 77; }
@@ -133,7 +137,11 @@ DR="ip netns exec $ns $build/app/run/droce-run --socket $sock"
 as_client() {
 	for try in 1 2; do
 		j=$("$R" spawn vm1 "${4:-$2} -d rxe0 $3 $gid")
-		sleep 2
+		# until the server listens on TCP (at most 20 s; the guest has no
+		# other listener), not a fixed sleep: on a loaded machine the TCG
+		# guest once took longer, the client found no server and exited,
+		# and the server waited out its 600 s
+		"$R" exec -t 20 vm1 'until ss -Hltn | grep -q .; do sleep 0.1; done' >/dev/null 2>&1
 		timeout 300 $DR $2 -d droce0 $3 1 10.77.0.1 >$out.c 2>&1
 		c=$?
 		"$R" wait -t 300 vm1 "$j" >$out.s 2>&1
@@ -241,6 +249,129 @@ mcast() {
 	fi
 }
 
+# rdma_cm against the guest kernel's CM (rdma_ucm, ib_cm): a server on
+# one side, its client on the other, connecting by IP address; both exit
+# statuses decide.
+ctl() { "$build/app/ctl/droce-ctl" -p "$tag" "$@"; }
+droce_listeners() { ctl stats | awk '$1 == "cm_LISTENERS" { print $2 }'; }
+# until droce has N listeners (at most 10 s; not once PID, the server, died)
+droce_wait_listeners() {	# N [PID]
+	i=0
+	until [ "$(droce_listeners)" = "$1" ]; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && return 1
+		[ -z "${2:-}" ] || kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+}
+# Name, the server's side (droce or rxe), the server's and the client's
+# command; @IP@ in them stands for the server's address.
+cm_pair() {
+	case $2 in
+	rxe) ip=10.77.0.1 ;;
+	droce) ip=10.77.0.100 ;;
+	esac
+	scmd=$(echo "$3" | sed "s/@IP@/$ip/g")
+	ccmd=$(echo "$4" | sed "s/@IP@/$ip/g")
+	c=1
+	s=1
+	if [ "$2" = rxe ]; then
+		j=$("$R" spawn -t 120 vm1 "$scmd")
+		# the guest's listener, in the kernel's rdma_cm resource table
+		if "$R" exec -t 20 vm1 'until rdma resource show cm_id | grep -q LISTEN; do sleep 0.1; done' \
+			>/dev/null 2>&1; then
+			timeout 120 $DR $ccmd >$out.c 2>&1
+			c=$?
+		else
+			echo "no listener in the guest" >$out.c
+		fi
+		"$R" wait -t 120 vm1 "$j" >$out.s 2>&1
+		s=$?
+	else
+		droce_wait_listeners 0 || echo "a listener is left on droce" >$out.c
+		$DR timeout 120 $scmd >$out.s 2>&1 &
+		sp=$!
+		if droce_wait_listeners 1 $sp; then
+			"$R" exec -t 120 vm1 "$ccmd" >$out.c 2>&1
+			c=$?
+		else
+			echo "no listener on droce" >>$out.c
+		fi
+		wait $sp
+		s=$?
+	fi
+}
+cm_report() {	# name, then what else was checked
+	if [ "$c" = 0 ] && [ "$s" = 0 ]; then
+		echo "ok   $1: both exit 0${2:+, $2}"
+	else
+		echo "FAIL $1: client exit $c, server exit $s"
+		tail -n 8 $out.c | sed 's/^/    client: /'
+		tail -n 8 $out.s | sed 's/^/    server: /'
+		fail=1
+	fi
+}
+# rping -v -C 10: both exit 0 and print exactly the pings' data (the client
+# after its RDMA WRITE came back, the server after its RDMA READ)
+RPE=$top/tests/integration/rping_expected.sh
+cm_rping() {	# server side
+	cm_pair "rping" "$1" "rping -s -a @IP@ -v -C 10" "rping -c -a @IP@ -v -C 10"
+	if [ "$c$s" = 00 ]; then
+		"$RPE" "ping data: " 10 >$out.want
+		grep "ping data: " $out.c | cmp -s - $out.want || c="0, its ping data wrong"
+		"$RPE" "server ping data: " 10 >$out.want
+		grep "ping data: " $out.s | cmp -s - $out.want || s="0, its ping data wrong"
+	fi
+	cm_report "rping -C 10, $1 serving" "every ping's data as sent, both sides"
+}
+cm_tool() {	# name, server side, server command, client command
+	cm_pair "$@"
+	cm_report "$1, $2 serving"
+}
+# udaddy (RDMA_PS_UDP: SIDR, then UD SENDs both ways) only when droce's own
+# udaddy works on one daemon: droce's UD ids are newer than this suite
+cm_ud() {
+	$DR timeout 30 udaddy >$out.s 2>&1 &
+	sp=$!
+	if droce_wait_listeners 1 $sp && $DR timeout 30 udaddy -s 10.77.0.100 >$out.c 2>&1 && wait $sp; then
+		cm_tool udaddy rxe "udaddy" "udaddy -s @IP@"
+		cm_tool udaddy droce "udaddy" "udaddy -s @IP@"
+		sidr=" 0x0017:SIDR_REQ 0x0018:SIDR_REP"
+	else
+		wait $sp
+		echo "     udaddy not run: droce's udaddy fails on one daemon" \
+			"($(grep -h -m 1 -i 'fail\|error' $out.c $out.s | head -n 1))"
+		droce_wait_listeners 0 || { echo "FAIL a udaddy listener is left on droce"; fail=1; }
+	fi
+}
+# The CM MADs of a capture: every frame to QP 1 must decode as a CM MAD
+# (management class 0x07, method Send), and REQ, REP, RTU, DREQ and DREP
+# (attributes 0x10, 0x13 to 0x16) must each have come from both sides, as
+# must SIDR_REQ and SIDR_REP (0x17, 0x18) when udaddy ran.
+sidr=
+cm_mads() {	# phase
+	f=/tmp/$tag-$1.pcap
+	tshark -n -r "$f" -Y 'infiniband.bth.destqp == 1' -T fields -E separator=/t \
+		-e ip.src -e infiniband.mad.mgmtclass -e infiniband.mad.method \
+		-e infiniband.mad.attributeid >$out.mads 2>/dev/null
+	n=$(wc -l <$out.mads)
+	bad=$(awk -F'\t' '$2 != "0x07" || $3 != "0x03"' $out.mads | wc -l)
+	missing=
+	for a in 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP $sidr; do
+		for src in 10.77.0.100:droce 10.77.0.1:rxe; do
+			awk -F'\t' -v s="${src%%:*}" -v a="${a%%:*}" '$1 == s && $4 == a { f = 1 }
+				END { exit !f }' $out.mads || missing="$missing ${a#*:} from ${src#*:},"
+		done
+	done
+	if [ "$n" -gt 0 ] && [ "$bad" = 0 ] && [ -z "$missing" ]; then
+		echo "ok   capture $1: $n MADs to QP 1, all CM (class 0x07, Send); REQ, REP, RTU," \
+			"DREQ, DREP${sidr:+, SIDR_REQ, SIDR_REP} from both sides"
+	else
+		echo "FAIL capture $1: $n MADs to QP 1, $bad not CM Sends; missing:${missing%,}"
+		fail=1
+	fi
+}
+
 # ---- base: MTU 1500 ----
 "$R" capture-start "/tmp/$tag-base.pcap"
 droced_start
@@ -269,8 +400,15 @@ for role in as_client as_server; do
 done
 mcast droce 239.1.2.3
 mcast rxe 239.1.2.4
+for side in rxe droce; do
+	cm_rping $side
+	cm_tool "ucmatose -c 2" $side "ucmatose -c 2" "ucmatose -s @IP@ -c 2"
+	cm_tool "ib_send_bw -R" $side "ib_send_bw -R -n 200" "ib_send_bw -R -n 200 @IP@"
+done
+cm_ud
 droced_stop base
 capture base 0
+cm_mads base
 
 # ---- fault: droce's fault port in both directions ----
 "$R" capture-start "/tmp/$tag-fault.pcap"

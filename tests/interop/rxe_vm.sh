@@ -54,7 +54,8 @@ cmd_deps() {
 	[ -z "$missing" ] || lacks "${missing# }"
 }
 
-# ---- build: $cache/kernel/{vmlinuz,modules/}, busybox, then initramfs.cpio
+# ---- build: $cache/kernel/{vmlinuz,modules/}, busybox, then $run/initramfs.cpio
+# (per namespace: runs in two namespaces may pack different rxe_guest.sh)
 
 # The kernel image behind Debian's linux-image-amd64, e.g. linux-image-6.1.0-56-amd64
 kernel_package() {
@@ -89,12 +90,11 @@ unpack_kernel() {
 	kver=$(ls "$x/root/lib/modules")
 	cp "$x/root/boot/vmlinuz-$kver" "$x/vmlinuz"
 	depmod -b "$x/root" "$kver"
-	# virtio + 9p to reach the host's files, virtio_net, rdma_rxe (and
-	# its verbs core), ib_uverbs for user space, and a crc32 for rxe's ICRC
 	n=10
 	seen=
-	for f in $(modprobe -d "$x/root" -S "$kver" --show-depends -a virtio_pci 9pnet_virtio 9p \
-		virtio_net crc32_generic rdma_rxe ib_uverbs | sed -n 's/^insmod \([^ ]*\).*/\1/p'); do
+	# shellcheck disable=SC2086
+	for f in $(modprobe -d "$x/root" -S "$kver" --show-depends -a $modules |
+		sed -n 's/^insmod \([^ ]*\).*/\1/p'); do
 		m=$(basename "$f")
 		case "$seen " in *" $m "*) continue ;; esac
 		seen="$seen $m"
@@ -104,6 +104,11 @@ unpack_kernel() {
 	rm -rf "$x/root"
 	mv "$x" "$cache/kernel"
 }
+
+# virtio + 9p to reach the host's files, virtio_net, rdma_rxe (and its
+# verbs core), ib_uverbs for user space, a crc32 for rxe's ICRC, and
+# rdma_ucm for librdmacm (it brings rdma_cm and ib_cm, the kernel's CM)
+modules="virtio_pci 9pnet_virtio 9p virtio_net crc32_generic rdma_rxe ib_uverbs rdma_ucm"
 
 cmd_build() {
 	cmd_deps
@@ -117,16 +122,18 @@ cmd_build() {
 	fi
 	if [ -z "$kpkg" ]; then	# offline: keep what was built before
 		[ -s "$cache/kernel/vmlinuz" ] || lacks "Debian's package index (linux-image-amd64)"
-		kpkg=$(cat "$cache/kernel/package")
+		read -r kpkg _ <"$cache/kernel/package"
 	fi
 	[ -e "$(deb_of "$kpkg")" ] || download "$kpkg"
 	[ -e "$(deb_of busybox-static)" ] || download busybox-static
-	if [ "$(cat "$cache/kernel/package" 2>/dev/null)" != "$kpkg" ]; then
+	# unpacked again when the package or the module list changed
+	if [ "$(cat "$cache/kernel/package" 2>/dev/null)" != "$kpkg $modules" ]; then
 		unpack_kernel "$(deb_of "$kpkg")"
-		echo "$kpkg" >"$cache/kernel/package"
+		echo "$kpkg $modules" >"$cache/kernel/package"
 	fi
 	# packed every time (it takes well under a second): rxe_guest.sh may have changed
-	r=$cache/initramfs.tmp
+	mkdir -p "$run"
+	r=$run/initramfs.tmp
 	rm -rf "$r"
 	mkdir -p "$r/busybox" "$r/usr" "$r/etc" "$r/proc" "$r/sys" "$r/dev" "$r/run" "$r/tmp" \
 		"$r/root" "$r/var/tmp"
@@ -140,8 +147,8 @@ cmd_build() {
 	for d in bin sbin lib lib64; do
 		ln -s "usr/$d" "$r/$d"
 	done
-	( cd "$r" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet ) >"$cache/initramfs.cpio.tmp"
-	mv "$cache/initramfs.cpio.tmp" "$cache/initramfs.cpio"
+	( cd "$r" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet ) >"$run/initramfs.cpio.tmp"
+	mv "$run/initramfs.cpio.tmp" "$run/initramfs.cpio"
 	rm -rf "$r"
 }
 
@@ -152,6 +159,10 @@ cmd_net_up() {
 	# no IPv6: keeps router solicitations off the bridge and out of droced
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1
+	# ARP answered only on the interface holding the address: else the
+	# bridge itself answers for rxehost's too, with its own MAC, and the
+	# guest's RoCE frames for droce go to the bridge when its answer wins
+	ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1
 	ip -n "$ns" link set lo up
 	if ! ip -n "$ns" link show "$br" >/dev/null 2>&1; then
 		# no multicast snooping: the bridge floods groups to every port
@@ -181,7 +192,7 @@ cmd_boot() {
 	name=$1
 	ip=$2
 	echo "$name" | grep -qx '[a-z0-9]\{1,10\}' || die "VM names are 1-10 of [a-z0-9]"
-	[ -s "$cache/initramfs.cpio" ] || die "no initramfs: run rxe_vm.sh build"
+	[ -s "$run/initramfs.cpio" ] || die "no initramfs: run rxe_vm.sh build"
 	cmd_net_up
 	d=$run/$name
 	! qemu_pid "$name" >/dev/null || die "$name is already running"
@@ -210,7 +221,7 @@ cmd_boot() {
 	ip netns exec "$ns" qemu-system-x86_64 -name "rxe-$name" \
 		-accel tcg -cpu max -smp 1 -m "${RXE_MEM:-1G}" \
 		-nodefaults -display none -no-reboot \
-		-kernel "$cache/kernel/vmlinuz" -initrd "$cache/initramfs.cpio" \
+		-kernel "$cache/kernel/vmlinuz" -initrd "$run/initramfs.cpio" \
 		-append "console=ttyS0 quiet panic=-1" -serial "file:$d/console.log" \
 		-netdev "tap,id=net0,ifname=$tap,script=no,downscript=no" \
 		-device "virtio-net-pci,netdev=net0,mac=$mac,romfile=" \

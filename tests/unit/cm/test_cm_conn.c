@@ -15,6 +15,7 @@
 #include <stdalign.h>
 #include <string.h>
 
+#include "cm_golden.h"
 #include "cm_sim.h"
 #include "droce_cm_ip.h"
 #include "test_cm.h"
@@ -89,17 +90,20 @@ START_TEST(test_handshake_establishes_both_sides_with_negotiated_qp_attributes)
 	ck_assert_uint_eq(rep->msg.rep.responder_resources, 2);
 	ck_assert_uint_eq(rep->msg.rep.initiator_depth, 1);
 
-	/* active QP: RTR then RTS, with the passive side's numbers */
+	/* active QP: RTR then RTS, with the passive side's numbers. Each
+	 * message's Starting PSN is what its sender receives, as Linux reads
+	 * it: in the rxe rping capture (tests/golden) the active side's first
+	 * SEND carries the REP's PSN and the passive side's READ the REQ's */
 	q = cms_qp_last(&sim->node[0], 0x100, DROCE_CM_QP_RTR);
 	ck_assert_ptr_nonnull(q);
 	ck_assert_uint_eq(q->attr.dest_qpn, 0x300);
-	ck_assert_uint_eq(q->attr.rq_psn, 0x222223);
+	ck_assert_uint_eq(q->attr.rq_psn, 0x45c325);
 	ck_assert_uint_eq(q->attr.path_mtu, 3);
 	ck_assert_uint_eq(q->attr.max_dest_rd_atomic, 1);
 	ck_assert_mem_eq(q->attr.path.dgid, sim->node[1].gid, 16);
 	q = cms_qp_last(&sim->node[0], 0x100, DROCE_CM_QP_RTS);
 	ck_assert_ptr_nonnull(q);
-	ck_assert_uint_eq(q->attr.sq_psn, 0x45c325);
+	ck_assert_uint_eq(q->attr.sq_psn, 0x222223);
 	ck_assert_uint_eq(q->attr.max_rd_atomic, 2);
 	ck_assert_uint_eq(q->attr.timeout, 19);
 	ck_assert_uint_eq(q->attr.retry_cnt, 7);
@@ -109,7 +113,7 @@ START_TEST(test_handshake_establishes_both_sides_with_negotiated_qp_attributes)
 	q = cms_qp_last(&sim->node[1], 0x300, DROCE_CM_QP_RTR);
 	ck_assert_ptr_nonnull(q);
 	ck_assert_uint_eq(q->attr.dest_qpn, 0x100);
-	ck_assert_uint_eq(q->attr.rq_psn, 0x45c325);
+	ck_assert_uint_eq(q->attr.rq_psn, 0x222223);
 	ck_assert_uint_eq(q->attr.path_mtu, 3);
 	ck_assert_uint_eq(q->attr.max_dest_rd_atomic, 2);
 	ck_assert_mem_eq(q->attr.path.sgid, sim->node[1].gid, 16);
@@ -118,7 +122,7 @@ START_TEST(test_handshake_establishes_both_sides_with_negotiated_qp_attributes)
 	ck_assert_uint_eq(q->attr.path.hop_limit, 64);
 	q = cms_qp_last(&sim->node[1], 0x300, DROCE_CM_QP_RTS);
 	ck_assert_ptr_nonnull(q);
-	ck_assert_uint_eq(q->attr.sq_psn, 0x222223);
+	ck_assert_uint_eq(q->attr.sq_psn, 0x45c325);
 	ck_assert_uint_eq(q->attr.max_rd_atomic, 1);
 	ck_assert_uint_eq(q->attr.timeout, 19);
 	ck_assert_uint_eq(q->attr.retry_cnt, 7);
@@ -461,6 +465,34 @@ START_TEST(test_lost_drep_is_resent_for_the_duplicate_dreq)
 	ck_assert_uint_eq(sim->node[1].sent[DROCE_CM_MSG_DREP], 2);
 	ck_assert_uint_eq(cms_count(&sim->node[0], DROCE_CM_EV_DREP_RECEIVED, a), 1);
 	ck_assert_uint_eq(cms_count(&sim->node[0], DROCE_CM_EV_TIMEWAIT_EXIT, a), 1);
+	cms_free(sim);
+}
+END_TEST
+
+/*
+ * The real REQ of an rxe rping (tests/golden/rdma_cm_rping.pcap, Starting
+ * PSN 0x45c325): the passive side's QP must send from that PSN, as the
+ * capture's passive rxe did (its first READ request, frame 6, has PSN
+ * 0x45c325), and receive from the PSN of its own REP. Read the other way
+ * round, every first packet is a duplicate to the kernel (doc/interop.md).
+ */
+START_TEST(test_passive_side_sends_from_the_reqs_psn_as_linux)
+{
+	struct cms *sim = cms_new(40);
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES] = { 0 };
+	const struct cms_qp *q;
+
+	(void)cms_listen(sim, 1, 0x0000000001061c06ull, 8);	/* RDMA_PS_TCP, port 7174 */
+	memcpy(mad, golden_req, sizeof(golden_req));
+	ck_assert_int_eq(cms_inject(sim, 0, 1, mad, sizeof(mad)), DROCE_CM_MAD_OK);
+	q = cms_qp_last(&sim->node[1], 0x300, DROCE_CM_QP_RTR);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_uint_eq(q->attr.dest_qpn, 0x1b);
+	ck_assert_uint_eq(q->attr.rq_psn, 0x222223);	/* what our REP says */
+	q = cms_qp_last(&sim->node[1], 0x300, DROCE_CM_QP_RTS);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_uint_eq(q->attr.sq_psn, 0x45c325);
+	ck_assert_uint_eq(sim->node[1].sent[DROCE_CM_MSG_REP], 1);
 	cms_free(sim);
 }
 END_TEST
@@ -1093,6 +1125,7 @@ test_cm_conn_tcase(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_handshake_establishes_both_sides_with_negotiated_qp_attributes);
+	tcase_add_test(tc, test_passive_side_sends_from_the_reqs_psn_as_linux);
 	tcase_add_test(tc, test_active_side_disconnects_then_both_leave_timewait);
 	tcase_add_test(tc, test_passive_side_disconnects_then_both_leave_timewait);
 	tcase_add_test(tc, test_simultaneous_dreqs_both_end_in_timewait);
