@@ -40,3 +40,9 @@ fail() {
 ok() {
 	echo "ok   $*"
 }
+
+# A tool's exit status RC says it refused cleanly: non-zero, not the
+# timeout's 124, not a signal (255 is exit(-1), not a signal).
+failed_cleanly() {	# RC
+	[ "$1" != 0 ] && [ "$1" != 124 ] && { [ "$1" -lt 128 ] || [ "$1" = 255 ]; }
+}

@@ -87,7 +87,7 @@ else
 		name=${t%%:*} why=${t#*:}
 		$DROCE_RUN_A timeout 60 qperf -cm1 -t 2 "$DROCE_IP_B" $name >"$log/qperf.$name" 2>&1
 		rc=$?
-		if [ $rc != 0 ] && [ $rc != 124 ] && grep -q "$why" "$log/qperf.$name"; then
+		if failed_cleanly $rc && grep -q "$why" "$log/qperf.$name"; then
 			ok "qperf $name (no -cm1 in qperf, no GRH): refused, '$why', exit $rc"
 		else
 			fail "qperf $name: exit $rc, not the refusal '$why'"

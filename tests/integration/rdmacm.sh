@@ -283,7 +283,7 @@ command -v rdma_server >/dev/null 2>&1 && {
 	wait_no_listener B || fail=1
 	$DROCE_RUN_A timeout $tmo rdma_client -s "$DROCE_IP_B" >"$log/refused" 2>&1
 	rc=$?
-	if [ $rc != 0 ] && [ $rc != 124 ] && grep -q "rdma_connect: Connection refused" "$log/refused"; then
+	if failed_cleanly $rc && grep -q "rdma_connect: Connection refused" "$log/refused"; then
 		echo "ok   rdma_client with no server: exit $rc, rdma_connect: Connection refused"
 	else
 		echo "FAIL rdma_client with no server: exit $rc"
@@ -335,12 +335,6 @@ mckey_run() {
 command -v mckey >/dev/null 2>&1 && {
 	mckey_run mckey-ipv4 239.7.7.1 "-b $DROCE_IP_A"
 	mckey_run mckey-ipv6 ff0e::7:1 -o	# the sender joins send-only
-}
-
-# Exit status RC is a failure the tool reported itself: not 0, not a
-# timeout (124), not a signal (128 + n; 255 is a tool's -1).
-failed_cleanly() {	# RC
-	[ "$1" != 0 ] && [ "$1" != 124 ] && { [ "$1" -lt 128 ] || [ "$1" = 255 ]; }
 }
 
 # rdma_xserver / rdma_xclient: RC endpoints; XRC is refused at once.
