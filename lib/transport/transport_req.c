@@ -409,16 +409,20 @@ comp_read_resp(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t 
 		return;
 	}
 	if (pkt->psn != qp->comp.psn) {
-		if (droce_psn_cmp(pkt->psn, qp->comp.psn) > 0 &&
-		    read_resp_ahead(qp, w, pkt, payload)) {
+		bool ahead = droce_psn_cmp(pkt->psn, qp->comp.psn) > 0;
+
+		if (ahead && read_resp_ahead(qp, w, pkt, payload)) {
 			TQP_CNT(qp, READ_AHEAD);
 			/* data flows: the budget is for a silent path */
 			qp->comp.retry_left = qp->attr.retry_cnt;
 		} else {
 			TQP_CNT(qp, DROP_PSN);
 		}
-		if (droce_psn_cmp(pkt->psn, qp->comp.psn) > 0 && !qp->comp.read_gap)
-			comp_retry(qp, now);	/* a response was lost: ask again */
+		/* a response was lost: ask again, unless this one is a copy of
+		 * one already kept (no news: the go-back-N round under way
+		 * answers it, and each retry spends retry_cnt) */
+		if (ahead && !qp->comp.read_gap && !read_ahead_test(qp, pkt->psn))
+			comp_retry(qp, now);
 		return;
 	}
 	first_expected = w->read_done == 0;
