@@ -410,18 +410,20 @@ comp_read_resp(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t 
 	}
 	if (pkt->psn != qp->comp.psn) {
 		bool ahead = droce_psn_cmp(pkt->psn, qp->comp.psn) > 0;
+		/* a copy of a response already kept is no news: the go-back-N
+		 * round under way answers it, and each retry spends retry_cnt */
+		bool copy = ahead && read_ahead_test(qp, pkt->psn);
 
-		if (ahead && read_resp_ahead(qp, w, pkt, payload)) {
+		if (ahead && !copy && read_resp_ahead(qp, w, pkt, payload)) {
 			TQP_CNT(qp, READ_AHEAD);
 			/* data flows: the budget is for a silent path */
 			qp->comp.retry_left = qp->attr.retry_cnt;
 		} else {
 			TQP_CNT(qp, DROP_PSN);
 		}
-		/* a response was lost: ask again, unless this one is a copy of
-		 * one already kept (no news: the go-back-N round under way
-		 * answers it, and each retry spends retry_cnt) */
-		if (ahead && !qp->comp.read_gap && !read_ahead_test(qp, pkt->psn))
+		/* a new response past a gap: the one before it was lost, ask
+		 * again now rather than after the ACK timeout */
+		if (ahead && !copy && !qp->comp.read_gap)
 			comp_retry(qp, now);
 		return;
 	}

@@ -34,6 +34,8 @@ struct wire_log {
 	bool drop_armed;
 	bool drop_all;
 	uint64_t no_path_until_ns;	/* node 0's requests find no MAC until then */
+	uint32_t drop_resp_psn;		/* drop node 1's first READ response with this PSN */
+	bool drop_resp_armed;
 };
 
 static bool
@@ -56,6 +58,11 @@ log_pkt(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
 			return true;
 		}
 		return l->drop_all;
+	}
+	if (from == 1 && l->drop_resp_armed && pkt->psn == l->drop_resp_psn &&
+	    (droce_opcode(pkt->opcode)->flags & DROCE_OPF_READ_RESP)) {
+		l->drop_resp_armed = false;
+		return true;
 	}
 	if (from == 1 && pkt->opcode == DROCE_OP_RC_ACKNOWLEDGE) {
 		uint8_t syn = pkt->aeth.syndrome;
@@ -462,6 +469,42 @@ START_TEST(test_no_path_timeouts_spend_no_retries)
 }
 END_TEST
 
+/*
+ * A READ response lost in the middle: the next one shows the gap, and the
+ * requester asks again from the missing PSN at once (as for a sequence
+ * NAK), keeping what came ahead, instead of idling out the ACK timeout.
+ */
+START_TEST(test_lost_read_response_is_asked_again_at_once)
+{
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_send_wqe w;
+	struct droce_cqe c;
+	const struct droce_tqp *qp;
+	uint32_t i;
+
+	pair_setup(&p, &log);
+	qp = &p.sim->node[0].qp[0];
+	for (i = 0; i < 8 * 1024; i++)
+		p.buf[1][i] = test_pattern(3, i);
+	log.drop_resp_psn = droce_psn_add(qp->req.psn, 2);	/* the third of eight */
+	log.drop_resp_armed = true;
+	w = test_wqe(IBV_WR_RDMA_READ, 1, p.buf[0], 8 * 1024, p.key[0]);
+	w.rkey = p.key[1];
+	w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
+	droce_tqp_post_send(&p.sim->node[0].qp[0], &w);
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+	ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	ck_assert(!log.drop_resp_armed);
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 8 * 1024), 0);
+	ck_assert_uint_eq(qp->cnt[DROCE_TQP_CNT_READ_AHEAD], 5);
+	ck_assert_uint_eq(qp->cnt[DROCE_TQP_CNT_RETRANSMITS], 1);
+	ck_assert_uint_eq(qp->cnt[DROCE_TQP_CNT_TIMEOUTS], 0);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 START_TEST(test_one_nak_per_sequence_gap)
 {
 	struct test_pair p;
@@ -812,6 +855,7 @@ tcase_transport_errors(void)
 	tcase_add_loop_test(tc, test_broken_receive_queue_fails_the_qp_never_rnr, 0, RQB_COUNT);
 	tcase_add_test(tc, test_retry_exhaustion_after_retry_cnt_timeouts);
 	tcase_add_test(tc, test_no_path_timeouts_spend_no_retries);
+	tcase_add_test(tc, test_lost_read_response_is_asked_again_at_once);
 	tcase_add_test(tc, test_one_nak_per_sequence_gap);
 	tcase_add_loop_test(tc, test_seq_nak_waits_behind_owed_read_responses, 0, 2);
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);
