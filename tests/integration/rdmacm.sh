@@ -256,11 +256,80 @@ if [ $mode = fault ]; then
 	command -v rdma_server >/dev/null 2>&1 &&
 		tool_run rdma_server-a-to-b B A 'rdma_server' 'rdma_client -s $ip'
 fi
+# UD through the loss (tests/rdmacm/ud_lossy.c; udaddy and mckey hang on
+# one lost datagram): 16 UD ids connected through SIDR (a lost SIDR_REQ or
+# SIDR_REP made up by the CM's retransmission, 4.3 s; the client daemon's
+# retransmissions meanwhile are printed), 20 messages each,
+# every one echoed back (the client sends again until it is); and a
+# multicast group joined on both daemons (receivers on B and on A, the
+# sender on A joined send-only), the sender repeating its 20 messages in
+# rounds until both receivers have all of them. Every byte of every
+# message is checked; every exit status decides.
+UD=$build/tests/rdmacm/ud_lossy
+ud_lossy_run() {
+	wait_no_listener B || { fail=1; return; }
+	rt=$(cm_stat A cm_RETRANSMITS)
+	$DROCE_RUN_B timeout $tmo "$UD" sidr-server "$DROCE_IP_B" 20900 16 20 >"$log/ud.server" 2>&1 &
+	pid=$!
+	rc_c=1
+	if wait_listener B; then
+		$DROCE_RUN_A timeout $tmo "$UD" sidr-client "$DROCE_IP_B" 20900 16 20 >"$log/ud.client" 2>&1
+		rc_c=$?
+	fi
+	wait $pid
+	rc_s=$?
+	if [ $rc_s = 0 ] && [ $rc_c = 0 ]; then
+		ok "UD ids through SIDR, lossy: $(tail -n 1 "$log/ud.client" | sed 's/^ok //');" \
+			"$(tail -n 1 "$log/ud.server" | sed 's/^ok //');" \
+			"$(grep '^connected' "$log/ud.client"), daemon A's CM resent" \
+			"$(($(cm_stat A cm_RETRANSMITS) - rt)) MADs meanwhile"
+	else
+		echo "FAIL UD ids through SIDR, lossy: server exit $rc_s, client exit $rc_c"
+		sed 's/^/    server: /' "$log/ud.server"
+		sed 's/^/    client: /' "$log/ud.client"
+		fail=1
+	fi
+}
+ud_mcast_run() {	# NAME GROUP SENDER_BIND
+	name=$1
+	rm -f "$log/$name.stop"
+	$DROCE_RUN_B timeout $tmo "$UD" mcast-recv "$2" 20 >"$log/$name.remote" 2>&1 &
+	pid_r=$!
+	$DROCE_RUN_A timeout $tmo "$UD" mcast-recv "$2" 20 >"$log/$name.local" 2>&1 &
+	pid_l=$!
+	wait_for_line "$log/$name.remote" joined
+	wait_for_line "$log/$name.local" joined
+	$DROCE_RUN_A timeout $tmo "$UD" mcast-send "$2" 20 "$log/$name.stop" ${3:-} >"$log/$name.sender" 2>&1 &
+	pid_s=$!
+	wait $pid_r
+	rc_r=$?
+	wait $pid_l
+	rc_l=$?
+	: >"$log/$name.stop"
+	wait $pid_s
+	rc_s=$?
+	if [ $rc_s = 0 ] && [ $rc_r = 0 ] && [ $rc_l = 0 ]; then
+		ok "$name, lossy: $(tail -n 1 "$log/$name.sender" | sed 's/^ok //'); on B" \
+			"$(tail -n 1 "$log/$name.remote" | sed 's/^ok mcast receiver: //')"
+	else
+		echo "FAIL $name, lossy: sender exit $rc_s, receiver on B exit $rc_r, on A exit $rc_l"
+		for f in sender remote local; do
+			sed "s/^/    $f: /" "$log/$name.$f"
+		done
+		fail=1
+	fi
+}
+if [ $mode = fault ]; then
+	ud_lossy_run
+	ud_mcast_run mcast-ipv4 239.7.7.3 "$DROCE_IP_A"
+	ud_mcast_run mcast-ipv6 ff0e::7:3
+fi
 if [ $mode = fault ]; then	# what the loss cost the CM (not judged: it depends on timing)
 	for side in A B; do
 		echo "info daemon $side: cm_RETRANSMITS $(cm_stat $side cm_RETRANSMITS)," \
 			"cm_DUP_REQ $(cm_stat $side cm_DUP_REQ), cm_DUP_REP $(cm_stat $side cm_DUP_REP)," \
-			"cm_DUP_DREQ $(cm_stat $side cm_DUP_DREQ), cm_TIMEOUTS $(cm_stat $side cm_TIMEOUTS)"
+			"cm_DUP_DREQ $(cm_stat $side cm_DUP_DREQ), cm_DUP_SIDR_REQ" \
+			"$(cm_stat $side cm_DUP_SIDR_REQ), cm_TIMEOUTS $(cm_stat $side cm_TIMEOUTS)"
 	done
 	rm -rf "$log"
 	exit $fail
