@@ -17,7 +17,8 @@
 # ids, rdma_verbs.h), across the pair and on one daemon: both exit statuses
 # decide, and the client's daemon must have sent CM MADs. rdma_client with
 # no server must fail with ECONNREFUSED. tests/rdmacm/cm_options checks
-# rdma_set_option, rdma_notify and an SRQ on an id on one daemon.
+# rdma_set_option, rdma_notify and an SRQ on an id on one daemon, and
+# tests/rdmacm/cm_ipoib that RDMA_PS_IPOIB ids are refused as on Linux.
 #
 # The rest of rdmacm-utils, across the pair and on one daemon: udaddy (UD
 # ids through SIDR_REQ / SIDR_REP, 2 ids, messages both ways: each side
@@ -34,8 +35,10 @@
 # both ways, as run_tools.sh's fault mode): rping both ways and ucmatose
 # across the pair must still connect, run and disconnect, the lost CM MADs
 # made up by lib/cm's retransmissions (Linux's timeouts: 4.8 s per lost
-# REQ, REP or DREQ), the lost data by RC's. The CM's retransmission and
-# duplicate counters are printed.
+# REQ, REP or DREQ), the lost data by RC's; so must rdma_server /
+# rdma_client, and UD ids through SIDR and multicast joins
+# (tests/rdmacm/ud_lossy, which makes up for lost datagrams itself). The
+# CM's retransmission and duplicate counters are printed.
 #   rdmacm.sh [fault] BUILD_DIR
 set -u
 . "$(dirname "$0")/common.sh"
@@ -464,6 +467,22 @@ if [ "$mode" = pair ]; then
 	else
 		echo "FAIL cm_options: exit $rc"
 		sed 's/^/    /' "$log/cm_options"
+		fail=1
+	fi
+fi
+
+# RDMA_PS_IPOIB ids refused as Linux's cma refuses them on RoCE (EINVAL:
+# IPoIB exists only on InfiniBand; tests/rdmacm/cm_ipoib.c); its exit
+# status decides. interop.sh runs it against the kernel too.
+if [ "$mode" = pair ]; then
+	$DROCE_RUN_A timeout $tmo "$build/tests/rdmacm/cm_ipoib" "$DROCE_IP_A" "$DROCE_IP_B" \
+		>"$log/cm_ipoib" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok   cm_ipoib: $(grep -c '^ok' "$log/cm_ipoib") checks as Linux's cma on RoCE"
+	else
+		echo "FAIL cm_ipoib: exit $rc"
+		sed 's/^/    /' "$log/cm_ipoib"
 		fail=1
 	fi
 fi
