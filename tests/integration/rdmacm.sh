@@ -39,7 +39,11 @@
 # rdma_client, and UD ids through SIDR and multicast joins
 # (tests/rdmacm/ud_lossy, which makes up for lost datagrams itself). The
 # CM's retransmission and duplicate counters are printed.
-#   rdmacm.sh [fault] BUILD_DIR
+#
+# routed: B on another subnet behind a router (netns-pair --routed, each
+# droced given its --gateway): rping both ways, ucmatose and udaddy must
+# connect and run through it, and the router must have forwarded them.
+#   rdmacm.sh [fault | routed] BUILD_DIR
 set -u
 . "$(dirname "$0")/common.sh"
 command -v rping >/dev/null 2>&1 || { echo "rping (rdmacm-utils) missing: skipped"; exit 77; }
@@ -49,6 +53,9 @@ if [ "$1" = fault ]; then
 	mode=fault
 	tmo=180		# a few lost MADs cost 4.8 s each
 	pair_up "$2" -- --fault seed=7,loss=0.05,dir=both
+elif [ "$1" = routed ]; then
+	mode=routed
+	pair_up "$2" --routed
 else
 	pair_up "$1"
 fi
@@ -132,7 +139,7 @@ run() {
 
 run a-to-b B A
 run b-to-a A B
-[ $mode = fault ] || run one-daemon A A
+[ $mode = pair ] && run one-daemon A A
 
 # A client killed (SIGKILL) with its connection up: its daemon ends the
 # connection for it (DREQ), so the rping server across the pair sees
@@ -169,7 +176,7 @@ killed_run() {
 	fi
 	wait $spid 2>/dev/null
 }
-[ $mode = fault ] || killed_run
+[ $mode = pair ] && killed_run
 
 # A process killed mid-handshake (tests/rdmacm/cm_halfway.c): the passive
 # end after the REQ came in, never answering it; the active end after its
@@ -252,8 +259,29 @@ tool_run() {
 }
 command -v ucmatose >/dev/null 2>&1 && {
 	tool_run ucmatose-a-to-b B A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
-	[ $mode = fault ] || tool_run ucmatose-one-daemon A A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
+	[ $mode = pair ] && tool_run ucmatose-one-daemon A A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
 }
+# routed: B is on another subnet behind a router (netns-pair --routed), each
+# droced resolving the other through its gateway; rping both ways and
+# ucmatose above, udaddy (SIDR) here, and the router must have forwarded
+# the traffic (its kernel's IpForwDatagrams: there is no other path).
+if [ $mode = routed ]; then
+	fwd() {
+		ip netns exec "$DROCE_NS_R" nstat -asz IpForwDatagrams |
+			awk '$1 == "IpForwDatagrams" { print $2 }'
+	}
+	command -v udaddy >/dev/null 2>&1 &&
+		tool_run udaddy-a-to-b B A 'udaddy -c 2' 'udaddy -s $ip -c 2'
+	n=$(fwd)
+	if [ "${n:-0}" -gt 0 ]; then
+		ok "the router forwarded $n datagrams between 10.99.0.0/24 (A) and 10.98.0.0/24 (B)"
+	else
+		echo "FAIL the router forwarded nothing (IpForwDatagrams ${n:-unreadable})"
+		fail=1
+	fi
+	rm -rf "$log"
+	exit $fail
+fi
 if [ $mode = fault ]; then
 	# the endpoint API through the loss too
 	command -v rdma_server >/dev/null 2>&1 &&
