@@ -151,13 +151,16 @@ killed_run() {
 	spid=$!
 	wait_listener B || { fail=1; kill $spid; return; }
 	$DROCE_RUN_A timeout $tmo rping -c -a "$DROCE_IP_B" -v -C 0 >"$log/killed.client" 2>&1 &
+	cpid=$!		# timeout's (droce-run execs it); rping is its child
 	i=0
 	while [ $i -lt 100 ] && [ "$(grep -c 'ping data' "$log/killed.client")" -lt 20 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
 	rx=$(cm_stat B cm_RX_MADS)
-	ip netns exec "$DROCE_NS_A" pkill -KILL -x rping
+	# by process id: a network namespace does not hide other processes, and
+	# a kill by name took the rpings of other suites running at the time
+	kill -KILL $(pgrep -P $cpid) 2>/dev/null
 	i=0
 	while [ $i -lt 200 ] && kill -0 $spid 2>/dev/null; do
 		sleep 0.1
@@ -175,6 +178,7 @@ killed_run() {
 		echo "ok   killed client: the server heard the disconnect and ended ($got pings before the kill)"
 	fi
 	wait $spid 2>/dev/null
+	wait $cpid 2>/dev/null
 }
 [ $mode = pair ] && killed_run
 
@@ -185,7 +189,7 @@ killed_run() {
 # timeout (UNREACHABLE after the CM's retries) or a hang fails.
 halfway_run() {	# NAME STALL_SIDE STALLER PEER_SIDE PEER PORT WAIT_FOR
 	name=$1
-	eval "run_st=\$DROCE_RUN_$2 ns_st=\$DROCE_NS_$2 run_pe=\$DROCE_RUN_$4"
+	eval "run_st=\$DROCE_RUN_$2 run_pe=\$DROCE_RUN_$4"
 	hw=$build/tests/rdmacm/cm_halfway
 	if [ "$3" = stall-passive ]; then
 		$run_st timeout $tmo "$hw" $3 "$DROCE_IP_B" $6 >"$log/$name.stall" 2>&1 &
@@ -201,7 +205,7 @@ halfway_run() {	# NAME STALL_SIDE STALLER PEER_SIDE PEER PORT WAIT_FOR
 		stpid=$!
 	fi
 	wait_for_line "$log/$name.$7" "$8"
-	ip netns exec "$ns_st" pkill -KILL -f "cm_halfway $3"
+	kill -KILL $(pgrep -P $stpid) 2>/dev/null	# by id, as killed_run
 	wait $pepid
 	rc=$?
 	wait $stpid 2>/dev/null
