@@ -448,14 +448,19 @@ cm_rej() {	# the side with no listener
 		fi
 	done
 }
-# MRA: rping's server is stopped (SIGSTOP) once it listens, for 15 s from
-# then, so the client's REQ times out (droce 4.8 s, the kernel about 6.4 s)
-# and the duplicate REQ reaches a CM whose listener has not answered: that
-# CM sends an MRA (service timeout 24: 68.7 s), and the client's CM must
-# stop retransmitting. Once the server runs again it accepts and rping runs
-# as usual. Both exit 0 with every ping's data; the capture must show the
-# MRA from the server's side and exactly 2 REQs to port 7998 from the
-# client's (a client that ignored the MRA would have sent a third by 15 s).
+# MRA: the client's REQ times out (droce 4.8 s, the kernel about 6.4 s) and
+# its duplicate reaches a CM whose listener has not answered: that CM sends
+# an MRA (service timeout 24: 68.7 s), and the client's CM must stop
+# retransmitting. The capture must show the MRA from the server's side and
+# exactly 2 REQs to port 7998 from the client's (a client that ignored the
+# MRA would have sent a third by 15 s).
+# rxe serving: rping's server is stopped (SIGSTOP) once it listens and let
+# go 15 s later; it then accepts and rping runs with every ping checked.
+# droce serving: tests/rdmacm/cm_halfway stall-passive listens and never
+# answers (a stopped rping on droce's side died of SIGKILL in 4 runs in a
+# row, from outside the suite); after 15 s it is ended (SIGTERM), so its
+# daemon rejects the REQ (REJ 28, consumer defined) and the kernel's rping
+# must fail cleanly with REJECTED, error 28.
 mra_sides=
 cm_mra() {	# server side
 	rp="rping -p 7998 -C 3 -v"
@@ -471,30 +476,42 @@ cm_mra() {	# server side
 		fi
 		"$R" wait -t 120 vm1 "$j" >$out.s 2>&1
 		s=$?
+		if [ "$c$s" = 00 ]; then
+			"$RPE" "ping data: " 3 >$out.want
+			grep "ping data: " $out.c | cmp -s - $out.want || c="0, its ping data wrong"
+			"$RPE" "server ping data: " 3 >$out.want
+			grep "ping data: " $out.s | cmp -s - $out.want || s="0, its ping data wrong"
+		fi
+		what="rping with the rxe server stopped for 15 s (MRA)"
+		checked="every ping's data as sent"
 	else
+		c=1
 		droce_wait_listeners 0 || echo "a listener is left on droce" >$out.c
-		$DR timeout 120 $rp -s -a 10.77.0.100 >$out.s 2>&1 &
+		$DR timeout 120 "$build/tests/rdmacm/cm_halfway" stall-passive 10.77.0.100 7998 \
+			>$out.s 2>&1 &
 		sp=$!
-		if droce_wait_listeners 1 $sp && rp_pid=$(pgrep -P $sp) && kill -STOP $rp_pid; then
+		if droce_wait_listeners 1 $sp; then
 			j=$("$R" spawn -t 120 vm1 "$rp -c -a 10.77.0.100")
 			sleep 15
-			kill -CONT $rp_pid
+			kill $sp	# timeout passes it on
 			"$R" wait -t 120 vm1 "$j" >$out.c 2>&1
 			c=$?
+			if failed_cleanly $c && grep -q "RDMA_CM_EVENT_REJECTED, error 28" $out.c; then
+				c=0
+			else
+				c="$c, not REJECTED with error 28"
+			fi
 		else
-			echo "the server on droce was not stopped" >$out.c
+			echo "no listener on droce" >>$out.c
 		fi
 		wait $sp
-		s=$?
-	fi
-	if [ "$c$s" = 00 ]; then
-		"$RPE" "ping data: " 3 >$out.want
-		grep "ping data: " $out.c | cmp -s - $out.want || c="0, its ping data wrong"
-		"$RPE" "server ping data: " 3 >$out.want
-		grep "ping data: " $out.s | cmp -s - $out.want || s="0, its ping data wrong"
+		s=0
+		grep -q '^stalled' $out.s || s="$?, the REQ never reached the listener"
+		what="rping to a droce listener that never answers (MRA), ended after 15 s"
+		checked="the client REJECTED (28) once the listener went"
 	fi
 	mra_sides="$mra_sides $1"
-	cm_report "rping with the $1 server stopped for 15 s (MRA)" "every ping's data as sent"
+	cm_report "$what" "$checked"
 }
 # RDMA_PS_IPOIB ids on RoCE (tests/rdmacm/cm_ipoib.c): the kernel's cma
 # and droce must refuse them the same way, step for step (EINVAL; the
