@@ -13,7 +13,8 @@
 #          checker, UD multicast with members on both sides; rdma_cm
 #          against the kernel's CM: rping, ucmatose, ib_send_bw -R, udaddy,
 #          mckey (IPv4 group) each way, REJ for a port with no listener
-#          each way, MRA from each CM to a duplicate REQ (server stopped)
+#          each way, MRA from each CM to a duplicate REQ (a listener that
+#          does not answer), RDMA_PS_IPOIB refused alike (cm_ipoib)
 #   fault  droced behind its fault port (loss, duplication, reordering,
 #          corruption, both directions): perftest, imm_inv, the traffic
 #          checker with --lossy
