@@ -126,6 +126,17 @@ struct droce_port_conf {
 	struct droce_port_neigh neigh[DROCE_PORT_MAX_STATIC_NEIGH];	/**< static */
 	unsigned int n_neigh;
 
+	/**
+	 * Default gateways in GID form (IPv4 as ::ffff:a.b.c.d), one per
+	 * family; all zero: none. A unicast destination outside every prefix
+	 * of ours (for IPv6: and not link-local) resolves to its family's
+	 * gateway's MAC, the GID staying the destination's (RoCEv2 is routed
+	 * on its IP header). With no gateway such a destination is asked for
+	 * on the link itself, where proxy ARP / ND may answer.
+	 */
+	uint8_t gateway4[16];
+	uint8_t gateway6[16];
+
 	/** A learned entry is trusted this long, then re-probed; 0: 30000 ms. */
 	uint32_t neigh_reachable_ms;
 	/** Time between ARP requests / solicitations; 0: 1000 ms. */
@@ -271,6 +282,13 @@ int droce_port_conf_add_ip(struct droce_port_conf *conf, const char *cidr);
  *         -ENOSPC if the table is full.
  */
 int droce_port_conf_add_neigh(struct droce_port_conf *conf, const char *spec);
+
+/**
+ * Set the default gateway of the address's family ("10.0.0.254",
+ * "fd00::1"), as --gateway takes it.
+ * @return 0; -EINVAL if unparsable, multicast or unspecified.
+ */
+int droce_port_conf_set_gateway(struct droce_port_conf *conf, const char *ip);
 
 /**
  * Parse "aa:bb:cc:dd:ee:ff" into conf->mac and set has_mac.

@@ -543,13 +543,41 @@ neigh_init(struct droce_port *port, const struct droce_port_conf *conf)
 	port->reachable_cyc = port->hz * reach / 1000;
 	port->retrans_cyc = port->hz * retrans / 1000;
 	port->max_probes = conf->neigh_probes ? conf->neigh_probes : DEFAULT_PROBES;
+	memcpy(port->gateway4, conf->gateway4, 16);
+	memcpy(port->gateway6, conf->gateway6, 16);
 	for (i = 0; i < conf->n_neigh; i++)
 		droce_port_neigh_add(port, conf->neigh[i].gid, conf->neigh[i].mac);
+}
+
+/* Is @p gid on our link: inside a prefix of ours (IPv6: or link-local)? */
+static bool
+on_link(const struct droce_port *port, const uint8_t gid[16], bool v4)
+{
+	rte_be32_t ip = droce_gid_to_ipv4(gid);
+	unsigned int i;
+
+	if (v4) {
+		for (i = 0; i < port->info.n_ipv4; i++) {
+			const struct droce_port_ipv4 *a = &port->info.ipv4[i];
+			uint32_t mask = a->prefix ? ~0u << (32 - a->prefix) : 0;
+
+			if (((rte_be_to_cpu_32(a->addr) ^ rte_be_to_cpu_32(ip)) & mask) == 0)
+				return true;
+		}
+		return false;
+	}
+	if (is_link_local(gid))
+		return true;
+	for (i = 0; i < port->info.n_ipv6; i++)
+		if (prefix_match(port->info.ipv6[i].addr, gid, port->info.ipv6[i].prefix))
+			return true;
+	return false;
 }
 
 int
 droce_port_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
 {
+	static const uint8_t none[16];
 	struct neigh_entry *e;
 	uint64_t now;
 	bool v4;
@@ -561,6 +589,9 @@ droce_port_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], 
 		memcpy(mac, port->mac.addr_bytes, 6);
 		return 0;
 	}
+	/* off our link: the next hop is the gateway, if there is one */
+	if (!on_link(port, gid, v4) && memcmp(v4 ? port->gateway4 : port->gateway6, none, 16) != 0)
+		gid = v4 ? port->gateway4 : port->gateway6;
 	e = neigh_find(port, gid);
 	now = rte_get_tsc_cycles();
 	if (e != NULL) {

@@ -299,6 +299,18 @@ droce_port_conf_add_neigh(struct droce_port_conf *conf, const char *spec)
 	return 0;
 }
 
+int
+droce_port_conf_set_gateway(struct droce_port_conf *conf, const char *ip)
+{
+	uint8_t gid[16];
+
+	if (conf == NULL || ip == NULL || parse_ip(ip, gid, NULL, false) < 0 ||
+	    droce_gid_is_mcast(gid) || gid_is_unspecified(gid))
+		return -EINVAL;
+	memcpy(droce_gid_is_ipv4(gid) ? conf->gateway4 : conf->gateway6, gid, 16);
+	return 0;
+}
+
 /* ---- open ---- */
 
 static int

@@ -93,6 +93,8 @@ struct droce_port {
 	uint32_t n_pending;		/* INCOMPLETE + PROBE + FAILED: the timer has work */
 	uint64_t next_timer;		/* TSC of the next neighbour timer scan */
 	struct neigh_entry neigh[NEIGH_SLOTS];
+	uint8_t gateway4[16];		/* GID form; all zero: none (conf) */
+	uint8_t gateway6[16];
 
 	/* multicast */
 	uint8_t igmp_version;

@@ -29,6 +29,8 @@ struct droced_opts {
 	unsigned int n_ipv4, n_ipv6;
 	const char *neigh[16];		/* --neigh IP=MAC static neighbours */
 	unsigned int n_neigh;
+	const char *gateway[2];		/* --gateway IP: one per family */
+	unsigned int n_gateway;
 	const char *mac;		/* --mac */
 	uint32_t mtu;			/* --mtu */
 	enum droce_idle_mode idle;	/* --idle */

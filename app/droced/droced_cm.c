@@ -72,6 +72,7 @@
 	C(REQ_WRONG_IP,  "REQs refused: the listener is bound to another address") \
 	C(SIDR_BAD_HDR,  "SIDR_REQs refused: no valid cma header in the private data") \
 	C(WRONG_QP_TYPE, "REQs for a UD listener, SIDR_REQs for an RC/UC one: refused") \
+	C(IPOIB,         "RDMA_PS_IPOIB ids refused a source address or a SIDR_REQ (no IPoIB on RoCE)") \
 	C(MCAST_JOINS,   "multicast joins answered (MULTICAST_JOIN)") \
 	C(GSI_HELD,      "MADs held until the peer's MAC was resolved") \
 	C(GSI_TX_FAIL,   "MADs the port could not send (no MAC within 1 s, refused)")
@@ -353,6 +354,12 @@ rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a, uint32_t flags)
 		return EAFNOSUPPORT;
 	if (!gid_is_any(a->gid) && !gid_is_ours(a->gid))
 		return EADDRNOTAVAIL;
+	if (r->ps == DROCE_RDMA_PS_IPOIB && !gid_is_any(a->gid)) {
+		/* as Linux's cma: the IPoIB port space exists only on an
+		 * InfiniBand netdev, so binding one to a RoCE address fails */
+		CMC(IPOIB);
+		return EINVAL;
+	}
 	r->src = *a;
 	if (a->port != 0) {
 		if (port_taken(r->ps, a->port, flags))
@@ -409,6 +416,17 @@ rid_resolve_addr(struct rid *r, const struct droce_ctrl_cm_resolve_addr_req *q)
 		return EINVAL;
 	if (src.family == 0) {
 		src = r->bound ? r->src : (struct droce_ctrl_cm_addr){ .family = q->dst.family };
+	}
+	if (r->ps == DROCE_RDMA_PS_IPOIB && gid_is_any(src.gid)) {
+		/* Linux: from the any-address the id binds, and its resolution
+		 * ends in ADDR_ERROR -EINVAL (no IPoIB device to take); from a
+		 * given source rid_bind() fails at once */
+		if (!r->bound && (ret = rid_bind(r, &src, 0)) != 0)
+			return ret;
+		CMC(IPOIB);
+		r->dst = q->dst;
+		emit_simple(r, DROCE_CM_EVENT_ADDR_ERROR, -EINVAL);
+		return 0;
 	}
 	if (gid_is_any(src.gid) && !pick_src(q->dst.gid, src.gid))
 		return EADDRNOTAVAIL;
@@ -551,6 +569,10 @@ sidr_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event
 
 	if (l->qp_type != IBV_QPT_UD) {
 		CMC(WRONG_QP_TYPE);	/* SIDR is for UD ids only, as Linux's */
+		goto refuse;
+	}
+	if (l->ps == DROCE_RDMA_PS_IPOIB) {
+		CMC(IPOIB);		/* Linux's listener on RoCE refuses it too */
 		goto refuse;
 	}
 	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, e->msg->sidr_req.service_id, &ip) != 0) {

@@ -29,6 +29,7 @@ static const struct option longopts[] = {
 	{ "config", required_argument, NULL, 'c' },
 	{ "name", required_argument, NULL, 'n' },
 	{ "neigh", required_argument, NULL, 'N' },
+	{ "gateway", required_argument, NULL, 'G' },
 	{ "idle", required_argument, NULL, 'I' },
 	{ "seed", required_argument, NULL, 'S' },
 	{ "fault", required_argument, NULL, 'F' },
@@ -47,6 +48,7 @@ usage(void)
 		"  --mac MAC           our MAC (default: the interface's)\n"
 		"  --mtu N             Ethernet MTU (default: the interface's)\n"
 		"  --neigh IP=MAC      a static neighbour (repeatable)\n"
+		"  --gateway IP        the default gateway of IP's family (one each)\n"
 		"  --socket PATH       control socket (default %s)\n"
 		"  --socket-mode MODE  its permissions, octal (default 0666)\n"
 		"  --socket-group GRP  its group\n"
@@ -108,6 +110,11 @@ apply(struct droced_opts *o, int c, const char *arg)
 		if (o->n_neigh == DROCE_DIM(o->neigh))
 			return -1;
 		o->neigh[o->n_neigh++] = arg;
+		break;
+	case 'G':
+		if (o->n_gateway == DROCE_DIM(o->gateway))
+			return -1;
+		o->gateway[o->n_gateway++] = arg;
 		break;
 	case 'I':
 		if (droce_idle_parse(arg, &o->idle) < 0)

@@ -56,6 +56,8 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 		ret = droce_port_conf_add_ip(&pc, o->ipv6[i]);
 	for (i = 0; ret == 0 && i < o->n_neigh; i++)
 		ret = droce_port_conf_add_neigh(&pc, o->neigh[i]);
+	for (i = 0; ret == 0 && i < o->n_gateway; i++)
+		ret = droce_port_conf_set_gateway(&pc, o->gateway[i]);
 	if (ret == 0 && o->mac != NULL)
 		ret = droce_port_conf_set_mac(&pc, o->mac);
 	if (ret < 0) {

@@ -17,7 +17,8 @@
 # ids, rdma_verbs.h), across the pair and on one daemon: both exit statuses
 # decide, and the client's daemon must have sent CM MADs. rdma_client with
 # no server must fail with ECONNREFUSED. tests/rdmacm/cm_options checks
-# rdma_set_option, rdma_notify and an SRQ on an id on one daemon.
+# rdma_set_option, rdma_notify and an SRQ on an id on one daemon, and
+# tests/rdmacm/cm_ipoib that RDMA_PS_IPOIB ids are refused as on Linux.
 #
 # The rest of rdmacm-utils, across the pair and on one daemon: udaddy (UD
 # ids through SIDR_REQ / SIDR_REP, 2 ids, messages both ways: each side
@@ -34,9 +35,15 @@
 # both ways, as run_tools.sh's fault mode): rping both ways and ucmatose
 # across the pair must still connect, run and disconnect, the lost CM MADs
 # made up by lib/cm's retransmissions (Linux's timeouts: 4.8 s per lost
-# REQ, REP or DREQ), the lost data by RC's. The CM's retransmission and
-# duplicate counters are printed.
-#   rdmacm.sh [fault] BUILD_DIR
+# REQ, REP or DREQ), the lost data by RC's; so must rdma_server /
+# rdma_client, and UD ids through SIDR and multicast joins
+# (tests/rdmacm/ud_lossy, which makes up for lost datagrams itself). The
+# CM's retransmission and duplicate counters are printed.
+#
+# routed: B on another subnet behind a router (netns-pair --routed, each
+# droced given its --gateway): rping both ways, ucmatose and udaddy must
+# connect and run through it, and the router must have forwarded them.
+#   rdmacm.sh [fault | routed] BUILD_DIR
 set -u
 . "$(dirname "$0")/common.sh"
 command -v rping >/dev/null 2>&1 || { echo "rping (rdmacm-utils) missing: skipped"; exit 77; }
@@ -46,6 +53,9 @@ if [ "$1" = fault ]; then
 	mode=fault
 	tmo=180		# a few lost MADs cost 4.8 s each
 	pair_up "$2" -- --fault seed=7,loss=0.05,dir=both
+elif [ "$1" = routed ]; then
+	mode=routed
+	pair_up "$2" --routed
 else
 	pair_up "$1"
 fi
@@ -129,7 +139,7 @@ run() {
 
 run a-to-b B A
 run b-to-a A B
-[ $mode = fault ] || run one-daemon A A
+[ $mode = pair ] && run one-daemon A A
 
 # A client killed (SIGKILL) with its connection up: its daemon ends the
 # connection for it (DREQ), so the rping server across the pair sees
@@ -141,13 +151,16 @@ killed_run() {
 	spid=$!
 	wait_listener B || { fail=1; kill $spid; return; }
 	$DROCE_RUN_A timeout $tmo rping -c -a "$DROCE_IP_B" -v -C 0 >"$log/killed.client" 2>&1 &
+	cpid=$!		# timeout's (droce-run execs it); rping is its child
 	i=0
 	while [ $i -lt 100 ] && [ "$(grep -c 'ping data' "$log/killed.client")" -lt 20 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
 	rx=$(cm_stat B cm_RX_MADS)
-	ip netns exec "$DROCE_NS_A" pkill -KILL -x rping
+	# by process id: a network namespace does not hide other processes, and
+	# a kill by name took the rpings of other suites running at the time
+	kill -KILL $(pgrep -P $cpid) 2>/dev/null
 	i=0
 	while [ $i -lt 200 ] && kill -0 $spid 2>/dev/null; do
 		sleep 0.1
@@ -165,8 +178,9 @@ killed_run() {
 		echo "ok   killed client: the server heard the disconnect and ended ($got pings before the kill)"
 	fi
 	wait $spid 2>/dev/null
+	wait $cpid 2>/dev/null
 }
-[ $mode = fault ] || killed_run
+[ $mode = pair ] && killed_run
 
 # A process killed mid-handshake (tests/rdmacm/cm_halfway.c): the passive
 # end after the REQ came in, never answering it; the active end after its
@@ -175,7 +189,7 @@ killed_run() {
 # timeout (UNREACHABLE after the CM's retries) or a hang fails.
 halfway_run() {	# NAME STALL_SIDE STALLER PEER_SIDE PEER PORT WAIT_FOR
 	name=$1
-	eval "run_st=\$DROCE_RUN_$2 ns_st=\$DROCE_NS_$2 run_pe=\$DROCE_RUN_$4"
+	eval "run_st=\$DROCE_RUN_$2 run_pe=\$DROCE_RUN_$4"
 	hw=$build/tests/rdmacm/cm_halfway
 	if [ "$3" = stall-passive ]; then
 		$run_st timeout $tmo "$hw" $3 "$DROCE_IP_B" $6 >"$log/$name.stall" 2>&1 &
@@ -191,7 +205,7 @@ halfway_run() {	# NAME STALL_SIDE STALLER PEER_SIDE PEER PORT WAIT_FOR
 		stpid=$!
 	fi
 	wait_for_line "$log/$name.$7" "$8"
-	ip netns exec "$ns_st" pkill -KILL -f "cm_halfway $3"
+	kill -KILL $(pgrep -P $stpid) 2>/dev/null	# by id, as killed_run
 	wait $pepid
 	rc=$?
 	wait $stpid 2>/dev/null
@@ -249,18 +263,108 @@ tool_run() {
 }
 command -v ucmatose >/dev/null 2>&1 && {
 	tool_run ucmatose-a-to-b B A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
-	[ $mode = fault ] || tool_run ucmatose-one-daemon A A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
+	[ $mode = pair ] && tool_run ucmatose-one-daemon A A 'ucmatose -c 4' 'ucmatose -s $ip -c 4'
 }
+# routed: B is on another subnet behind a router (netns-pair --routed), each
+# droced resolving the other through its gateway; rping both ways and
+# ucmatose above, udaddy (SIDR) here, and the router must have forwarded
+# the traffic (its kernel's IpForwDatagrams: there is no other path).
+if [ $mode = routed ]; then
+	fwd() {
+		ip netns exec "$DROCE_NS_R" nstat -asz IpForwDatagrams |
+			awk '$1 == "IpForwDatagrams" { print $2 }'
+	}
+	command -v udaddy >/dev/null 2>&1 &&
+		tool_run udaddy-a-to-b B A 'udaddy -c 2' 'udaddy -s $ip -c 2'
+	n=$(fwd)
+	if [ "${n:-0}" -gt 0 ]; then
+		ok "the router forwarded $n datagrams between 10.99.0.0/24 (A) and 10.98.0.0/24 (B)"
+	else
+		echo "FAIL the router forwarded nothing (IpForwDatagrams ${n:-unreadable})"
+		fail=1
+	fi
+	rm -rf "$log"
+	exit $fail
+fi
 if [ $mode = fault ]; then
 	# the endpoint API through the loss too
 	command -v rdma_server >/dev/null 2>&1 &&
 		tool_run rdma_server-a-to-b B A 'rdma_server' 'rdma_client -s $ip'
 fi
+# UD through the loss (tests/rdmacm/ud_lossy.c; udaddy and mckey hang on
+# one lost datagram): 16 UD ids connected through SIDR (a lost SIDR_REQ or
+# SIDR_REP made up by the CM's retransmission, 4.3 s; the client daemon's
+# retransmissions meanwhile are printed), 20 messages each,
+# every one echoed back (the client sends again until it is); and a
+# multicast group joined on both daemons (receivers on B and on A, the
+# sender on A joined send-only), the sender repeating its 20 messages in
+# rounds until both receivers have all of them. Every byte of every
+# message is checked; every exit status decides.
+UD=$build/tests/rdmacm/ud_lossy
+ud_lossy_run() {
+	wait_no_listener B || { fail=1; return; }
+	rt=$(cm_stat A cm_RETRANSMITS)
+	$DROCE_RUN_B timeout $tmo "$UD" sidr-server "$DROCE_IP_B" 20900 16 20 >"$log/ud.server" 2>&1 &
+	pid=$!
+	rc_c=1
+	if wait_listener B; then
+		$DROCE_RUN_A timeout $tmo "$UD" sidr-client "$DROCE_IP_B" 20900 16 20 >"$log/ud.client" 2>&1
+		rc_c=$?
+	fi
+	wait $pid
+	rc_s=$?
+	if [ $rc_s = 0 ] && [ $rc_c = 0 ]; then
+		ok "UD ids through SIDR, lossy: $(tail -n 1 "$log/ud.client" | sed 's/^ok //');" \
+			"$(tail -n 1 "$log/ud.server" | sed 's/^ok //');" \
+			"$(grep '^connected' "$log/ud.client"), daemon A's CM resent" \
+			"$(($(cm_stat A cm_RETRANSMITS) - rt)) MADs meanwhile"
+	else
+		echo "FAIL UD ids through SIDR, lossy: server exit $rc_s, client exit $rc_c"
+		sed 's/^/    server: /' "$log/ud.server"
+		sed 's/^/    client: /' "$log/ud.client"
+		fail=1
+	fi
+}
+ud_mcast_run() {	# NAME GROUP SENDER_BIND
+	name=$1
+	rm -f "$log/$name.stop"
+	$DROCE_RUN_B timeout $tmo "$UD" mcast-recv "$2" 20 >"$log/$name.remote" 2>&1 &
+	pid_r=$!
+	$DROCE_RUN_A timeout $tmo "$UD" mcast-recv "$2" 20 >"$log/$name.local" 2>&1 &
+	pid_l=$!
+	wait_for_line "$log/$name.remote" joined
+	wait_for_line "$log/$name.local" joined
+	$DROCE_RUN_A timeout $tmo "$UD" mcast-send "$2" 20 "$log/$name.stop" ${3:-} >"$log/$name.sender" 2>&1 &
+	pid_s=$!
+	wait $pid_r
+	rc_r=$?
+	wait $pid_l
+	rc_l=$?
+	: >"$log/$name.stop"
+	wait $pid_s
+	rc_s=$?
+	if [ $rc_s = 0 ] && [ $rc_r = 0 ] && [ $rc_l = 0 ]; then
+		ok "$name, lossy: $(tail -n 1 "$log/$name.sender" | sed 's/^ok //'); on B" \
+			"$(tail -n 1 "$log/$name.remote" | sed 's/^ok mcast receiver: //')"
+	else
+		echo "FAIL $name, lossy: sender exit $rc_s, receiver on B exit $rc_r, on A exit $rc_l"
+		for f in sender remote local; do
+			sed "s/^/    $f: /" "$log/$name.$f"
+		done
+		fail=1
+	fi
+}
+if [ $mode = fault ]; then
+	ud_lossy_run
+	ud_mcast_run mcast-ipv4 239.7.7.3 "$DROCE_IP_A"
+	ud_mcast_run mcast-ipv6 ff0e::7:3
+fi
 if [ $mode = fault ]; then	# what the loss cost the CM (not judged: it depends on timing)
 	for side in A B; do
 		echo "info daemon $side: cm_RETRANSMITS $(cm_stat $side cm_RETRANSMITS)," \
 			"cm_DUP_REQ $(cm_stat $side cm_DUP_REQ), cm_DUP_REP $(cm_stat $side cm_DUP_REP)," \
-			"cm_DUP_DREQ $(cm_stat $side cm_DUP_DREQ), cm_TIMEOUTS $(cm_stat $side cm_TIMEOUTS)"
+			"cm_DUP_DREQ $(cm_stat $side cm_DUP_DREQ), cm_DUP_SIDR_REQ" \
+			"$(cm_stat $side cm_DUP_SIDR_REQ), cm_TIMEOUTS $(cm_stat $side cm_TIMEOUTS)"
 	done
 	rm -rf "$log"
 	exit $fail
@@ -395,6 +499,22 @@ if [ "$mode" = pair ]; then
 	else
 		echo "FAIL cm_options: exit $rc"
 		sed 's/^/    /' "$log/cm_options"
+		fail=1
+	fi
+fi
+
+# RDMA_PS_IPOIB ids refused as Linux's cma refuses them on RoCE (EINVAL:
+# IPoIB exists only on InfiniBand; tests/rdmacm/cm_ipoib.c); its exit
+# status decides. interop.sh runs it against the kernel too.
+if [ "$mode" = pair ]; then
+	$DROCE_RUN_A timeout $tmo "$build/tests/rdmacm/cm_ipoib" "$DROCE_IP_A" "$DROCE_IP_B" \
+		>"$log/cm_ipoib" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok   cm_ipoib: $(grep -c '^ok' "$log/cm_ipoib") checks as Linux's cma on RoCE"
+	else
+		echo "FAIL cm_ipoib: exit $rc"
+		sed 's/^/    /' "$log/cm_ipoib"
 		fail=1
 	fi
 fi

@@ -11,14 +11,17 @@
 #   base   MTU 1500: Debian's tools, WRITE_WITH_IMM / SEND_WITH_INV
 #          (imm_inv, droce posting also through ibv_wr_*), the traffic
 #          checker, UD multicast with members on both sides; rdma_cm
-#          against the kernel's CM: rping, ucmatose, ib_send_bw -R, udaddy
+#          against the kernel's CM: rping, ucmatose, ib_send_bw -R, udaddy,
+#          mckey (IPv4 group) each way, REJ for a port with no listener
+#          each way, MRA from each CM to a duplicate REQ (a listener that
+#          does not answer), RDMA_PS_IPOIB refused alike (cm_ipoib)
 #   fault  droced behind its fault port (loss, duplication, reordering,
 #          corruption, both directions): perftest, imm_inv, the traffic
 #          checker with --lossy
 #   jumbo  the VM rebooted with RXE_MTU=9000, rxehost at 9000: path MTU 4096
 # Every capture must pass droce-pcap verify and decode cleanly in tshark;
 # the base capture's CM MADs must decode as CM messages, each kind from
-# both sides.
+# both sides, and mckey's UD SENDs are counted in it.
 # At the end of each phase droced must still run, hold no client object,
 # and exit 0 on SIGTERM.
 # Our test programs are built against the system rdma-core; the VM sees
@@ -32,6 +35,7 @@
 set -u
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/integration/common.sh"	# failed_cleanly
 R=$top/tests/interop/rxe_vm.sh
 ns=${RXE_NETNS:-rxe}
 export RXE_NETNS="$ns" RXE_HOSTDIR="$build/tests"
@@ -277,8 +281,11 @@ cm_pair() {
 	s=1
 	if [ "$2" = rxe ]; then
 		j=$("$R" spawn -t 120 vm1 "$scmd")
-		# the guest's listener, in the kernel's rdma_cm resource table
-		if "$R" exec -t 20 vm1 'until rdma resource show cm_id | grep -q LISTEN; do sleep 0.1; done' \
+		# the guest's listener, in the kernel's rdma_cm resource table: this
+		# server's (its command name), not one of the last server's still
+		# going away
+		if "$R" exec -t 20 vm1 "until rdma resource show cm_id | grep -q 'LISTEN.* comm ${scmd%% *} '; do
+			sleep 0.1; done" \
 			>/dev/null 2>&1; then
 			timeout 120 $DR $ccmd >$out.c 2>&1
 			c=$?
@@ -344,28 +351,227 @@ cm_ud() {
 		droce_wait_listeners 0 || { echo "FAIL a udaddy listener is left on droce"; fail=1; }
 	fi
 }
+# mckey (rdma_join_multicast, UD SENDs to the group): the receiver on one
+# side, joined (its "joined dgid" line, printed once its QP is attached)
+# before the sender on the other starts; both bind to their address (the
+# guest has no route to 239/8, and the kernel's rdma_resolve_addr needs the
+# device then). Both exit statuses decide, and the receiver waits for
+# exactly -C completions; what was sent is counted in the capture at the
+# end of the phase (mckey_sent): exactly MK_C frames from the sender to the
+# group, each a UD SEND with immediate of MK_S bytes to QPN 0xffffff.
+MK_C=20
+MK_S=1000
+mckey_sent=
+cm_mckey() {	# sender side, group
+	mk="mckey -m $2 -C $MK_C -S $MK_S"
+	c=1
+	s=1
+	if [ "$1" = droce ]; then
+		j=$("$R" spawn -t 120 vm1 "stdbuf -oL $mk -b 10.77.0.1 >/tmp/mk-$2 2>&1; r=\$?; cat /tmp/mk-$2; exit \$r")
+		if "$R" exec -t 20 vm1 'until grep -q "joined dgid" /tmp/mk-'"$2"' 2>/dev/null; do sleep 0.1; done' \
+			>/dev/null 2>&1; then
+			timeout 120 $DR $mk -s -b 10.77.0.100 >$out.c 2>&1
+			c=$?
+		else
+			echo "the receiver in the guest did not join" >$out.c
+		fi
+		"$R" wait -t 120 vm1 "$j" >$out.s 2>&1
+		s=$?
+		src=10.77.0.100
+	else
+		$DR timeout 120 stdbuf -oL $mk >$out.s 2>&1 &
+		sp=$!
+		# at most 60 s: once, with other suites running, not within 20
+		i=0
+		until grep -q "joined dgid" $out.s; do
+			i=$((i + 1))
+			[ $i -gt 600 ] && break
+			sleep 0.1
+		done
+		if grep -q "joined dgid" $out.s; then
+			"$R" exec -t 120 vm1 "$mk -s -b 10.77.0.1" >$out.c 2>&1
+			c=$?
+		else
+			echo "the receiver on droce did not join in 60 s" >$out.c
+		fi
+		wait $sp
+		s=$?
+		src=10.77.0.1
+	fi
+	grep -q "data transfers complete" $out.s || s="$s, no \"data transfers complete\""
+	mckey_sent="$mckey_sent $src:$2"
+	cm_report "mckey $2, $1 sending" "receiver got all $MK_C messages (sender's count checked in the capture)"
+}
+# Each mckey run of mckey_sent in capture PCAP: exactly MK_C UD SENDs with
+# immediate (opcode 101) of MK_S bytes (UDP length - 8 UDP - 12 BTH - 8
+# DETH - 4 immediate - 4 ICRC) from the sender to the group's QPN 0xffffff.
+mckey_count() {	# pcap
+	for m in $mckey_sent; do
+		tshark -n -r "$1" -Y "ip.src == ${m%%:*} && ip.dst == ${m#*:}" -T fields \
+			-e infiniband.bth.opcode -e infiniband.bth.destqp -e udp.length >$out.mk 2>/dev/null
+		n=$(wc -l <$out.mk)
+		good=$(awk -F'\t' -v l=$((MK_S + 36)) '$1 == 101 && $2 == "0xffffff" && $3 == l' $out.mk | wc -l)
+		if [ "$n" = $MK_C ] && [ "$good" = $MK_C ]; then
+			echo "ok   capture: mckey from ${m%%:*} to ${m#*:}: $MK_C UD SENDs of $MK_S B to QPN 0xffffff"
+		else
+			echo "FAIL capture: mckey from ${m%%:*} to ${m#*:}: $n frames, $good UD SENDs of $MK_S B to" \
+				"QPN 0xffffff (want $MK_C, nothing else)"
+			fail=1
+		fi
+	done
+}
+# REJ: a client connecting to a port nobody listens on at the other side
+# (7999): the CM there answers REJ 8 (invalid service ID). ucmatose must
+# report RDMA_CM_EVENT_REJECTED with that reason, rdma_client (synchronous
+# ids) rdma_connect's ECONNREFUSED; each must exit non-zero cleanly (no
+# timeout, no signal). The capture shows the REJs' reason (cm_mads).
+cm_rej() {	# the side with no listener
+	case $1 in
+	rxe) ip=10.77.0.1 ;;
+	droce) ip=10.77.0.100 ;;
+	esac
+	for t in "ucmatose -s $ip -p 7999:RDMA_CM_EVENT_REJECTED, error: 8" \
+		"rdma_client -s $ip -p 7999:rdma_connect: Connection refused"; do
+		if [ "$1" = rxe ]; then
+			timeout 60 $DR ${t%%:*} >$out.c 2>&1
+		else
+			: >$out.c
+			droce_wait_listeners 0 || echo "a listener is left on droce" >$out.c
+			"$R" exec -t 60 vm1 "${t%%:*}" >>$out.c 2>&1
+		fi
+		c=$?
+		if failed_cleanly $c && grep -q "${t#*:}" $out.c; then
+			echo "ok   REJ, no listener on $1: ${t%% *} exit $c, \"${t#*:}\""
+		else
+			echo "FAIL REJ, no listener on $1: ${t%% *} exit $c (want non-zero, \"${t#*:}\")"
+			sed 's/^/    /' $out.c
+			fail=1
+		fi
+	done
+}
+# MRA: the client's REQ times out (droce 4.8 s, the kernel about 6.4 s) and
+# its duplicate reaches a CM whose listener has not answered: that CM sends
+# an MRA (service timeout 24: 68.7 s), and the client's CM must stop
+# retransmitting. The capture must show the MRA from the server's side and
+# exactly 2 REQs to port 7998 from the client's (a client that ignored the
+# MRA would have sent a third by 15 s).
+# rxe serving: rping's server is stopped (SIGSTOP) once it listens and let
+# go 15 s later; it then accepts and rping runs with every ping checked.
+# droce serving: tests/rdmacm/cm_halfway stall-passive listens and never
+# answers (a stopped rping on droce's side died of SIGKILL in 4 runs in a
+# row, from outside the suite); after 15 s it is ended (SIGTERM), so its
+# daemon rejects the REQ (REJ 28, consumer defined) and the kernel's rping
+# must fail cleanly with REJECTED, error 28.
+mra_sides=
+cm_mra() {	# server side
+	rp="rping -p 7998 -C 3 -v"
+	if [ "$1" = rxe ]; then
+		j=$("$R" spawn -t 120 vm1 "$rp -s -a 10.77.0.1 & p=\$!
+			until rdma resource show cm_id | grep -q LISTEN; do sleep 0.1; done
+			kill -STOP \$p; : >/tmp/rping-stopped; sleep 15; kill -CONT \$p; wait \$p")
+		if "$R" exec -t 20 vm1 'until [ -e /tmp/rping-stopped ]; do sleep 0.1; done' >/dev/null 2>&1; then
+			timeout 120 $DR $rp -c -a 10.77.0.1 >$out.c 2>&1
+			c=$?
+		else
+			echo "the server in the guest was not stopped" >$out.c
+		fi
+		"$R" wait -t 120 vm1 "$j" >$out.s 2>&1
+		s=$?
+		if [ "$c$s" = 00 ]; then
+			"$RPE" "ping data: " 3 >$out.want
+			grep "ping data: " $out.c | cmp -s - $out.want || c="0, its ping data wrong"
+			"$RPE" "server ping data: " 3 >$out.want
+			grep "ping data: " $out.s | cmp -s - $out.want || s="0, its ping data wrong"
+		fi
+		what="rping with the rxe server stopped for 15 s (MRA)"
+		checked="every ping's data as sent"
+	else
+		c=1
+		droce_wait_listeners 0 || echo "a listener is left on droce" >$out.c
+		$DR timeout 120 "$build/tests/rdmacm/cm_halfway" stall-passive 10.77.0.100 7998 \
+			>$out.s 2>&1 &
+		sp=$!
+		if droce_wait_listeners 1 $sp; then
+			j=$("$R" spawn -t 120 vm1 "$rp -c -a 10.77.0.100")
+			sleep 15
+			kill $sp	# timeout passes it on
+			"$R" wait -t 120 vm1 "$j" >$out.c 2>&1
+			c=$?
+			if failed_cleanly $c && grep -q "RDMA_CM_EVENT_REJECTED, error 28" $out.c; then
+				c=0
+			else
+				c="$c, not REJECTED with error 28"
+			fi
+		else
+			echo "no listener on droce" >>$out.c
+		fi
+		wait $sp
+		s=0
+		grep -q '^stalled' $out.s || s="$?, the REQ never reached the listener"
+		what="rping to a droce listener that never answers (MRA), ended after 15 s"
+		checked="the client REJECTED (28) once the listener went"
+	fi
+	mra_sides="$mra_sides $1"
+	cm_report "$what" "$checked"
+}
+# RDMA_PS_IPOIB ids on RoCE (tests/rdmacm/cm_ipoib.c): the kernel's cma
+# and droce must refuse them the same way, step for step (EINVAL; the
+# kernel's refusals are what the program expects); both exit statuses
+# decide and their lines must be the same.
+cm_ipoib() {
+	I=$build/tests/rdmacm/cm_ipoib
+	"$R" exec -t 60 vm1 "$I 10.77.0.1 10.77.0.100" >$out.s 2>&1
+	s=$?
+	timeout 60 $DR "$I" 10.77.0.100 10.77.0.1 >$out.c 2>&1
+	c=$?
+	cmp -s $out.s $out.c || c="$c, its lines not the kernel's"
+	cm_report "cm_ipoib: RDMA_PS_IPOIB ids refused on the kernel (\"server\") and on droce (\"client\")" \
+		"$(grep -c '^ok' $out.c) steps alike"
+}
 # The CM MADs of a capture: every frame to QP 1 must decode as a CM MAD
-# (management class 0x07, method Send), and REQ, REP, RTU, DREQ and DREP
-# (attributes 0x10, 0x13 to 0x16) must each have come from both sides, as
-# must SIDR_REQ and SIDR_REP (0x17, 0x18) when udaddy ran.
+# (management class 0x07, method Send), and REQ, REP, RTU, DREQ, DREP and
+# REJ (attributes 0x10, 0x12 to 0x16) must each have come from both sides,
+# as must SIDR_REQ and SIDR_REP (0x17, 0x18) when udaddy ran. Each side
+# must have sent a REJ with reason 8 (cm_rej). For each cm_mra run: an MRA
+# (0x11) from the server's side, and exactly 2 REQs for port 7998 (0x1f3e)
+# from the client's.
 sidr=
 cm_mads() {	# phase
 	f=/tmp/$tag-$1.pcap
 	tshark -n -r "$f" -Y 'infiniband.bth.destqp == 1' -T fields -E separator=/t \
 		-e ip.src -e infiniband.mad.mgmtclass -e infiniband.mad.method \
-		-e infiniband.mad.attributeid >$out.mads 2>/dev/null
+		-e infiniband.mad.attributeid -e infiniband.cm.rej.reason \
+		-e infiniband.cm.req.serviceid.dport >$out.mads 2>/dev/null
 	n=$(wc -l <$out.mads)
 	bad=$(awk -F'\t' '$2 != "0x07" || $3 != "0x03"' $out.mads | wc -l)
 	missing=
-	for a in 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP $sidr; do
+	# has SRC sent a MAD of ATTRIBUTE whose 5th and 6th fields match
+	sent() {	# SRC ATTRIBUTE [REJ_REASON [REQ_DPORT]]: how many
+		awk -F'\t' -v s="$1" -v a="$2" -v r="${3:-}" -v d="${4:-}" '$1 == s && $4 == a &&
+			(r == "" || $5 == r) && (d == "" || $6 == d) { n++ } END { print n + 0 }' $out.mads
+	}
+	for a in 0x0010:REQ 0x0012:REJ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP $sidr; do
 		for src in 10.77.0.100:droce 10.77.0.1:rxe; do
-			awk -F'\t' -v s="${src%%:*}" -v a="${a%%:*}" '$1 == s && $4 == a { f = 1 }
-				END { exit !f }' $out.mads || missing="$missing ${a#*:} from ${src#*:},"
+			[ "$(sent "${src%%:*}" "${a%%:*}")" -gt 0 ] || missing="$missing ${a#*:} from ${src#*:},"
 		done
 	done
+	for src in 10.77.0.100:droce 10.77.0.1:rxe; do
+		[ "$(sent "${src%%:*}" 0x0012 0x0008)" -gt 0 ] ||
+			missing="$missing REJ reason 8 from ${src#*:},"
+	done
+	for m in $mra_sides; do
+		case $m in
+		rxe) srv=10.77.0.1 cli=10.77.0.100 ;;
+		droce) srv=10.77.0.100 cli=10.77.0.1 ;;
+		esac
+		[ "$(sent $srv 0x0011)" -gt 0 ] || missing="$missing MRA from $m,"
+		r=$(sent $cli 0x0010 "" 0x1f3e)
+		[ "$r" = 2 ] || missing="$missing 2 REQs to the stopped $m server (got $r),"
+	done
 	if [ "$n" -gt 0 ] && [ "$bad" = 0 ] && [ -z "$missing" ]; then
-		echo "ok   capture $1: $n MADs to QP 1, all CM (class 0x07, Send); REQ, REP, RTU," \
-			"DREQ, DREP${sidr:+, SIDR_REQ, SIDR_REP} from both sides"
+		echo "ok   capture $1: $n MADs to QP 1, all CM (class 0x07, Send); REQ, REJ (reason 8), REP," \
+			"RTU, DREQ, DREP${sidr:+, SIDR_REQ, SIDR_REP} from both sides;" \
+			"MRA from ${mra_sides# } (server), 2 REQs each (client)"
 	else
 		echo "FAIL capture $1: $n MADs to QP 1, $bad not CM Sends; missing:${missing%,}"
 		fail=1
@@ -406,9 +612,17 @@ for side in rxe droce; do
 	cm_tool "ib_send_bw -R" $side "ib_send_bw -R -n 200" "ib_send_bw -R -n 200 @IP@"
 done
 cm_ud
+cm_mckey droce 239.7.7.1
+cm_mckey rxe 239.7.7.2
+cm_rej rxe
+cm_rej droce
+cm_mra rxe
+cm_mra droce
+cm_ipoib
 droced_stop base
 capture base 0
 cm_mads base
+mckey_count "/tmp/$tag-base.pcap"
 
 # ---- fault: droce's fault port in both directions ----
 "$R" capture-start "/tmp/$tag-fault.pcap"

@@ -675,6 +675,81 @@ START_TEST(test_resolve_ipv4_by_arp)
 }
 END_TEST
 
+/* Off our prefix with a gateway: the gateway's MAC, asked for by ARP; the
+ * gateway is asked once for every such destination; on-link peers and
+ * destinations of a family with no gateway are asked for themselves. */
+START_TEST(test_resolve_through_gateway)
+{
+	static const uint8_t gw_mac[6] = { 0x02, 0, 0, 0, 0, 0xfe };
+	uint32_t gw_ip = t_ip4(10, 11, 12, 254), far_ip = t_ip4(10, 98, 0, 2);
+	uint32_t far2_ip = t_ip4(192, 0, 2, 7);
+	struct droce_port_conf c;
+	struct droce_port *p;
+	struct rte_mbuf *m;
+	struct tframe f;
+	uint8_t gid[16], mac[6], far6[16];
+
+	base_conf(&c);
+	ck_assert_int_eq(droce_port_conf_set_gateway(&c, "10.11.12.254"), 0);
+	ck_assert_int_eq(droce_port_conf_set_gateway(&c, "239.1.1.1"), -EINVAL);
+	ck_assert_int_eq(droce_port_conf_set_gateway(&c, "0.0.0.0"), -EINVAL);
+	ck_assert_int_eq(droce_port_conf_set_gateway(&c, "10.11.12"), -EINVAL);
+	p = open_port(&c);
+	t_gid4(gid, far_ip);
+	ck_assert_int_eq(droce_port_resolve(p, gid, mac), -EAGAIN);
+	m = sent();
+	ck_assert_ptr_nonnull(m);
+	check_arp_request(m, t_bcast, gw_ip);		/* the gateway, not 10.98.0.2 */
+	rte_pktmbuf_free(m);
+	ck_assert_ptr_null(sent());
+	t_arp(&f, 2, our_mac, gw_mac, gw_ip, our_mac, our_ip);
+	inject(&f);
+	poll_port(p);
+	ck_assert_int_eq(droce_port_resolve(p, gid, mac), 0);
+	ck_assert_mem_eq(mac, gw_mac, 6);
+	/* another subnet behind it: no new request */
+	t_gid4(gid, far2_ip);
+	ck_assert_int_eq(droce_port_resolve(p, gid, mac), 0);
+	ck_assert_mem_eq(mac, gw_mac, 6);
+	ck_assert_ptr_null(sent());
+	/* the gateway itself, and an on-link peer: asked for themselves */
+	t_gid4(gid, gw_ip);
+	ck_assert_int_eq(droce_port_resolve(p, gid, mac), 0);
+	ck_assert_mem_eq(mac, gw_mac, 6);
+	t_gid4(gid, peer_ip);
+	ck_assert_int_eq(droce_port_resolve(p, gid, mac), -EAGAIN);
+	m = sent();
+	ck_assert_ptr_nonnull(m);
+	check_arp_request(m, t_bcast, peer_ip);
+	rte_pktmbuf_free(m);
+	close_port(p);
+
+	/* no gateway: an off-prefix destination is asked for on the link */
+	base_conf(&c);
+	p = open_port(&c);
+	t_gid4(gid, far_ip);
+	ck_assert_int_eq(droce_port_resolve(p, gid, mac), -EAGAIN);
+	m = sent();
+	ck_assert_ptr_nonnull(m);
+	check_arp_request(m, t_bcast, far_ip);
+	rte_pktmbuf_free(m);
+	close_port(p);
+
+	/* an IPv4 gateway does nothing for IPv6 */
+	base_conf(&c);
+	memcpy(c.ipv6[0].addr, our_ip6, 16);
+	c.ipv6[0].prefix = 64;
+	c.n_ipv6 = 1;
+	ck_assert_int_eq(droce_port_conf_set_gateway(&c, "10.11.12.254"), 0);
+	p = open_port(&c);
+	t_gid6(far6, "fd00:98::2");
+	ck_assert_int_eq(droce_port_resolve(p, far6, mac), -EAGAIN);
+	ck_assert_uint_eq(cnt_of(p, DROCE_PORT_CNT_ARP_REQ_TX), 0);
+	drain_sent();
+	close_port(p);
+}
+END_TEST
+
 START_TEST(test_resolve_ipv6_by_ns)
 {
 	struct droce_port_conf c;
@@ -1269,6 +1344,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_foreign_frames_are_counted_by_reason);
 	tcase_add_test(tc, test_roce_frames_to_us_pass);
 	tcase_add_test(tc, test_resolve_ipv4_by_arp);
+	tcase_add_test(tc, test_resolve_through_gateway);
 	tcase_add_test(tc, test_resolve_ipv6_by_ns);
 	tcase_add_test(tc, test_static_neighbour_wins);
 	tcase_add_test(tc, test_resolve_multicast_and_self);
