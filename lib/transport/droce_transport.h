@@ -385,6 +385,8 @@ unsigned int droce_tqp_poll(struct droce_tqp *qp, uint64_t now, unsigned int bud
 
 /** Run the retransmit and RNR timers. */
 void droce_tqp_timer(struct droce_tqp *qp, uint64_t now);
+/** When droce_tqp_timer() next has something to do; UINT64_MAX: never. */
+uint64_t droce_tqp_next_deadline(const struct droce_tqp *qp);
 
 /**
  * The request just handed to droce_tr_ops.xmit did not reach the wire: the

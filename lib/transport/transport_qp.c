@@ -186,6 +186,20 @@ droce_tqp_timer(struct droce_tqp *qp, uint64_t now)
 	comp_timer(qp, now);
 }
 
+uint64_t
+droce_tqp_next_deadline(const struct droce_tqp *qp)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (qp->state == DROCE_TQP_ERR || qp->state == DROCE_TQP_RESET)
+		return t;
+	if (qp->comp.rnr_until != 0)
+		t = qp->comp.rnr_until;
+	if (qp->comp.timer != 0 && qp->comp.timer < t)
+		t = qp->comp.timer;
+	return t;
+}
+
 void
 droce_tqp_path_pending(struct droce_tqp *qp)
 {
