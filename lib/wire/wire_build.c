@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
-#include <rte_ip.h>
 
 #include "droce_wire.h"
 #include "droce_wire_gid.h"
@@ -157,8 +156,8 @@ droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap)
 		memcpy(ip + 12, &a, 4);
 		a = droce_gid_to_ipv4(pkt->dgid);
 		memcpy(ip + 16, &a, 4);
-		/* rte_raw_cksum sums the words as they lie in memory: store as is */
-		csum = (uint16_t)~rte_raw_cksum(ip, DROCE_IPV4_BYTES);
+		/* the sum is of the words as they lie in memory: store as is */
+		csum = (uint16_t)~droce_ipv4_hdr_sum(ip);
 		memcpy(ip + 10, &csum, 2);
 		udp = ip + DROCE_IPV4_BYTES;
 	}
