@@ -85,23 +85,28 @@ build_xhdrs(const struct droce_pkt *pkt, const struct droce_opcode_desc *d, uint
 		memcpy(x + d->off[DROCE_X_CNPPAD], pkt->cnp_resv, DROCE_CNPPAD_BYTES);
 }
 
+/*
+ * The BTH in three 32-bit stores, each field masked to its width as the
+ * droce_bth_set_*() accessors do (a unit test holds the two to the same
+ * bytes): thirteen read-modify-writes of the frame cost four times more.
+ */
 static void
 build_bth(const struct droce_pkt *pkt, struct droce_bth *bth)
 {
-	memset(bth, 0, sizeof(*bth));
-	droce_bth_set_opcode(bth, pkt->opcode);
-	droce_bth_set_se(bth, pkt->se);
-	droce_bth_set_mig(bth, pkt->mig);
-	droce_bth_set_padcnt(bth, pkt->padcnt);
-	droce_bth_set_tver(bth, pkt->tver);
-	droce_bth_set_pkey(bth, pkt->pkey);
-	droce_bth_set_fecn(bth, pkt->fecn);
-	droce_bth_set_becn(bth, pkt->becn);
-	droce_bth_set_resv6(bth, pkt->resv6);
-	droce_bth_set_qpn(bth, pkt->dqpn);
-	droce_bth_set_ackreq(bth, pkt->ackreq);
-	droce_bth_set_resv7(bth, pkt->resv7);
-	droce_bth_set_psn(bth, pkt->psn);
+	uint32_t flags = (pkt->se ? DROCE_BTH_SE_MASK : 0u) | (pkt->mig ? DROCE_BTH_MIG_MASK : 0u) |
+			 (((uint32_t)pkt->padcnt << DROCE_BTH_PAD_SHIFT) & DROCE_BTH_PAD_MASK) |
+			 (pkt->tver & DROCE_BTH_TVER_MASK);
+	uint32_t w[3];
+
+	w[0] = rte_cpu_to_be_32((uint32_t)pkt->opcode << 24 | flags << 16 | pkt->pkey);
+	w[1] = rte_cpu_to_be_32((pkt->fecn ? DROCE_BTH_FECN_MASK : 0u) |
+				(pkt->becn ? DROCE_BTH_BECN_MASK : 0u) |
+				(((uint32_t)pkt->resv6 << DROCE_BTH_RESV6_SHIFT) & DROCE_BTH_RESV6_MASK) |
+				(pkt->dqpn & DROCE_24BIT_MASK));
+	w[2] = rte_cpu_to_be_32((pkt->ackreq ? DROCE_BTH_ACKREQ_MASK : 0u) |
+				(((uint32_t)pkt->resv7 << DROCE_BTH_RESV7_SHIFT) & DROCE_BTH_RESV7_MASK) |
+				(pkt->psn & DROCE_24BIT_MASK));
+	memcpy(bth, w, sizeof(w));
 }
 
 int
