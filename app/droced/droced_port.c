@@ -194,10 +194,8 @@ droced_port_rx(struct droced *d, uint64_t now)
 		enum droce_wire_drop r;
 
 		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
-			if (len > sizeof(ps.linear)) {
-				rte_pktmbuf_free(m);
+			if (len > sizeof(ps.linear))
 				continue;
-			}
 			frame = rte_pktmbuf_read(m, 0, len, ps.linear);
 		}
 		r = droce_pkt_parse(&pkt, frame, len, len);
@@ -207,8 +205,9 @@ droced_port_rx(struct droced *d, uint64_t now)
 			droce_dev_rx(d->dev, &pkt, frame, now);
 		} else
 			ps.rx_bad[r]++;
-		rte_pktmbuf_free(m);
 	}
+	if (n > 0)
+		rte_pktmbuf_free_bulk(pkts, n);	/* one pool access for the burst */
 	return n;
 }
 
