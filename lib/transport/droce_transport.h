@@ -347,6 +347,8 @@ struct droce_tqp {
 	} resp;
 
 	uint64_t cnt[DROCE_TQP_CNT_COUNT];
+	/** TX: the headers of the connected path (attr.av), patched per packet */
+	struct droce_hdr_tmpl tx_tmpl;
 };
 
 /**

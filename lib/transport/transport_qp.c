@@ -252,6 +252,9 @@ tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32
 	pkt->pkey = qp->attr.pkey ? qp->attr.pkey : DROCE_DEFAULT_PKEY;
 	pkt->dqpn = dqpn;
 	pkt->psn = psn & DROCE_24BIT_MASK;
+	/* the connected path keeps its Ethernet..UDP headers (UD's AHs vary) */
+	if (av == &qp->attr.av)
+		pkt->tmpl = &qp->tx_tmpl;
 }
 
 void
@@ -329,7 +332,8 @@ int
 droce_tqp_frame_build(struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov,
 		      uint8_t *buf, uint32_t cap)
 {
-	int hlen = droce_pkt_build_hdrs(pkt, buf, cap);
+	int hlen = pkt->tmpl != NULL ? droce_pkt_build_hdrs_tmpl(pkt, pkt->tmpl, buf, cap) :
+				       droce_pkt_build_hdrs(pkt, buf, cap);
 	uint8_t *p;
 	unsigned int i;
 

@@ -145,6 +145,48 @@ START_TEST(test_bth_words_agree_with_the_accessors)
 }
 END_TEST
 
+/*
+ * A header template gives the bytes and offsets droce_pkt_build_hdrs()
+ * gives, packet after packet through one template, whatever changes
+ * between them: lengths, opcodes, and the fields it was built from (a MAC
+ * rewritten after the fact, a family, a VLAN), which must rebuild it.
+ */
+START_TEST(test_template_builds_what_the_builder_builds)
+{
+	struct droce_hdr_tmpl t;
+	uint8_t a[TW_FRAME_MAX], b[TW_FRAME_MAX];
+	unsigned int n;
+
+	memset(&t, 0, sizeof(t));
+	for (n = 0; n < 20000; n++) {
+		const uint8_t op = tw_opcodes[n % tw_opcode_count];
+		const struct droce_opcode_desc *d = droce_opcode(op);
+		struct droce_pkt p, q;
+		uint32_t len = (d->flags & DROCE_OPF_ATOMIC_WR) ? 8 :
+			       (d->flags & DROCE_OPF_PAYLOAD) ? n * 7 % 1500 : 0;
+		int ha, hb;
+
+		/* the flow changes now and then; in between, only the packet does */
+		tw_pkt_fill(&p, op, variants[n / 97 % DROCE_DIM(variants)], len, n / 50);
+		if (n % 13 == 0)
+			p.dmac[n % 6] ^= 0x40;	/* e.g. a loopback's own MAC */
+		if (n % 29 == 0)
+			p.ttl++;
+		q = p;
+		memset(a, 0xee, sizeof(a));
+		memset(b, 0xee, sizeof(b));
+		ha = droce_pkt_build_hdrs(&p, a, sizeof(a));
+		hb = droce_pkt_build_hdrs_tmpl(&q, &t, b, sizeof(b));
+		ck_assert_int_eq(ha, hb);
+		ck_assert_msg(memcmp(a, b, sizeof(a)) == 0, "packet %u: the bytes differ", n);
+		ck_assert_uint_eq(p.l3_off, q.l3_off);
+		ck_assert_uint_eq(p.bth_off, q.bth_off);
+		ck_assert_uint_eq(p.payload_off, q.payload_off);
+		ck_assert_uint_eq(p.frame_len, q.frame_len);
+	}
+}
+END_TEST
+
 /* Parse @p frame, rebuild it from the result, and compare every byte. */
 static void
 check_rebuild(const uint8_t *frame, uint32_t len, const char *what)
@@ -1133,6 +1175,7 @@ test_wire_parse_tcase(void)
 	tcase_add_loop_test(tc, test_build_then_parse_round_trips_every_field,
 			    0, (int)tw_opcode_count);
 	tcase_add_test(tc, test_bth_words_agree_with_the_accessors);
+	tcase_add_test(tc, test_template_builds_what_the_builder_builds);
 	tcase_add_test(tc, test_parse_then_build_reproduces_captured_frames_byte_for_byte);
 	tcase_add_loop_test(tc, test_parse_then_build_reproduces_built_frames_byte_for_byte,
 			    0, (int)tw_opcode_count);
