@@ -109,10 +109,15 @@ droced_wait(struct droced *d, uint64_t now, uint64_t last_work)
 		sched_yield();
 		return;
 	}
-	if (d->wait_port_fd < 0) {	/* the port is looked at after naps */
+	if (d->wait_port_fd < 0) {
+		/* nothing says a frame came: sleep's schedule (yield, then naps) */
 		unsigned int us = droce_idle_nap_us(now - last_work);
 
-		cap = 1000ull * (us ? us : DROCE_IDLE_NAP_US);
+		if (us == 0) {
+			sched_yield();
+			return;
+		}
+		cap = 1000ull * us;
 	}
 	if (ns > cap)
 		ns = cap;

@@ -20,10 +20,10 @@
  *   WAIT   yield for DROCE_IDLE_SPIN_NS, then sleep until there is work:
  *          droced waits in epoll on its port's file descriptor (af_packet),
  *          the clients' doorbell eventfds, its control thread and its
- *          timers (app/droced/droced_wait.c). A port with no descriptor
- *          to wait on (memif, ring in DPDK 22.11) is looked at after the
- *          naps of SLEEP instead; droce-testpmd, which has no clients,
- *          behaves as SLEEP.
+ *          timers (app/droced/droced_wait.c). With a port that has no
+ *          descriptor to wait on (memif, ring in DPDK 22.11) it keeps
+ *          SLEEP's schedule, the naps in epoll (a doorbell ends them);
+ *          droce-testpmd, which has no clients, behaves as SLEEP.
  */
 
 #include <sched.h>
