@@ -349,7 +349,23 @@ struct droce_tqp {
 	uint64_t cnt[DROCE_TQP_CNT_COUNT];
 	/** TX: the headers of the connected path (attr.av), patched per packet */
 	struct droce_hdr_tmpl tx_tmpl;
+	/**
+	 * TX: the connected path's packet description as tqp_pkt_init() made
+	 * it last, with what it was made from; reused while those are equal.
+	 */
+	struct {
+		struct droce_pkt pkt;
+		struct droce_av av;
+		uint32_t dqpn;
+		uint16_t pkey;
+		bool valid;
+	} tx_proto;
 };
+
+/* struct droce_av's bytes up to vlan_tci: every field, no padding (memcmp) */
+#define DROCE_AV_KEY_LEN	(offsetof(struct droce_av, vlan_tci) + sizeof(uint16_t))
+_Static_assert(DROCE_AV_KEY_LEN == 6 + 6 + 16 + 16 + 4 + 1 + 1 + 1 + 1 + 2,
+	       "struct droce_av has no padding before vlan_tci's end");
 
 /**
  * Set up a transport QP in RESET. @p sq_mem holds @p sq_size slots (a power

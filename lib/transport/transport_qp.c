@@ -229,7 +229,17 @@ tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32
 	     const struct droce_av *av, uint32_t dqpn)
 {
 	uint32_t fl;
+	bool connected = av == &qp->attr.av;
 
+	/* the same path as the last packet: only the opcode and PSN differ */
+	if (connected && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
+	    qp->tx_proto.pkey == qp->attr.pkey &&
+	    memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0) {
+		*pkt = qp->tx_proto.pkt;
+		pkt->opcode = opcode;
+		pkt->psn = psn & DROCE_24BIT_MASK;
+		return;
+	}
 	memset(pkt, 0, sizeof(*pkt));
 	memcpy(pkt->smac, av->smac, 6);
 	memcpy(pkt->dmac, av->dmac, 6);
@@ -252,9 +262,15 @@ tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32
 	pkt->pkey = qp->attr.pkey ? qp->attr.pkey : DROCE_DEFAULT_PKEY;
 	pkt->dqpn = dqpn;
 	pkt->psn = psn & DROCE_24BIT_MASK;
-	/* the connected path keeps its Ethernet..UDP headers (UD's AHs vary) */
-	if (av == &qp->attr.av)
+	/* the connected path keeps its headers and description (UD's AHs vary) */
+	if (connected) {
 		pkt->tmpl = &qp->tx_tmpl;
+		qp->tx_proto.pkt = *pkt;
+		memcpy(&qp->tx_proto.av, av, sizeof(*av));
+		qp->tx_proto.dqpn = dqpn;
+		qp->tx_proto.pkey = qp->attr.pkey;
+		qp->tx_proto.valid = true;
+	}
 }
 
 void
