@@ -267,14 +267,14 @@ START_TEST(test_wire_structs_have_on_wire_sizes_and_2_byte_alignment)
 }
 END_TEST
 
-/* droce_ipv4_hdr_sum() is DPDK's rte_raw_cksum() over 20 bytes, bit for bit */
+/* droce_ipv4_hdr_sum() is DPDK's rte_raw_cksum() over 20 bytes, bit for bit (20 000 headers) */
 START_TEST(test_ipv4_hdr_sum_equals_rte_raw_cksum)
 {
 	uint8_t h[DROCE_IPV4_BYTES + 1];
 	uint32_t x = 12345;
 	unsigned int n, i;
 
-	for (n = 0; n < 100000; n++) {
+	for (n = 0; n < 20000; n++) {
 		for (i = 0; i < sizeof(h); i++) {
 			x = x * 1103515245u + 12345u;
 			h[i] = (uint8_t)(x >> 16);
