@@ -40,6 +40,14 @@ median() {
 		else { m = (v[NR / 2] + v[NR / 2 + 1]) / 2; printf(m >= 1000 ? "%.0f\n" : "%.3f\n", m) } }'
 }
 
+# "min/median/max" of the numbers on stdin: how far the pairs spread (a
+# fresh run is read by its median, the spread says how much to trust it)
+spread() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%g/%g/%g\n", v[1], m, v[NR] }'
+}
+
 # tp_pair "RESPONDER OPTIONS" "GENERATOR OPTIONS": droce-testpmd responder
 # (memif server, core 1) and generator (memif client, core 0) for
 # SECONDS_RUN seconds after a one-second warm-up. The generator's log is

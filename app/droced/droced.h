@@ -40,6 +40,21 @@ struct droced_opts {
 	const char *fault;		/* --fault: net_droce_fault parameters */
 };
 
+/* What ended each sleep of --idle wait: C(sym, name) */
+#define DROCED_WAIT_COUNTERS(C) \
+	C(SLEEPS,  "wait_sleeps") \
+	C(CLIENT,  "wait_woken_client") \
+	C(PORT,    "wait_woken_port") \
+	C(CTRL,    "wait_woken_ctrl") \
+	C(TIMEOUT, "wait_timeouts")
+enum droced_wait_cnt {
+#define C(sym, name) DROCED_WAIT_##sym,
+	DROCED_WAIT_COUNTERS(C)
+#undef C
+	DROCED_WAIT_CNT_COUNT
+};
+extern const char *const droced_wait_counter_name[DROCED_WAIT_CNT_COUNT];
+
 /* A request handed from the control thread to the worker. */
 struct droced_call {
 	void (*fn)(struct droced_call *c);
@@ -55,6 +70,10 @@ struct droced {
 	_Atomic(struct droced_call *) mailbox;
 	_Atomic bool stop;
 	int listen_fd;
+	int wait_epfd;			/* --idle wait (droced_wait.c), else -1 */
+	int wait_ctrl_fd;		/* eventfd: the control thread posted a call */
+	int wait_port_fd;		/* readable when a frame reached the port, or -1 */
+	uint64_t wait_cnt[DROCED_WAIT_CNT_COUNT];	/* worker; droce-ctl stats */
 };
 
 /* Hand @c to the worker and wait until it ran. Control thread. */
@@ -62,6 +81,16 @@ void droced_call_worker(struct droced *d, struct droced_call *c);
 
 /* Worker: run a pending call, if any. @return true if one ran. */
 bool droced_worker_mailbox(struct droced *d);
+
+/*
+ * --idle wait (droced_wait.c): set up the epoll set (and conf->wait_epfd,
+ * for the clients' wake eventfds) before the device is created; sleep
+ * until work may have come; the control thread's kick after a call.
+ */
+int droced_wait_init(struct droced *d, struct droce_dev_conf *conf);
+void droced_wait(struct droced *d, uint64_t now, uint64_t last_work);
+void droced_wait_kick(struct droced *d);
+void droced_wait_close(struct droced *d);
 
 /* The control server thread. */
 void *droced_ctrl_thread(void *arg);
@@ -80,6 +109,14 @@ void droced_port_settle(struct droced *d);
 /* Follow the link: the device's port state and events. Worker, every loop. */
 void droced_port_watch(struct droced *d, uint64_t now);
 void droced_port_close(struct droced *d);
+/*
+ * A descriptor that becomes readable when a frame reaches the port, for
+ * --idle wait: a packet socket on the interface of an af_packet port
+ * (keeping one byte of each frame), -1 for other ports. Drained before
+ * each wait and after it woke.
+ */
+int droced_port_wait_open(struct droced *d);
+void droced_port_wait_drain(int fd);
 /* Received frames the parser refused, by DROCE_WIRE_DROPS reason. Worker. */
 const uint64_t *droced_port_wire_drops(void);
 

@@ -44,6 +44,7 @@ droced_call_worker(struct droced *d, struct droced_call *c)
 	/* one call at a time: only this thread posts */
 	while (!atomic_compare_exchange_weak(&d->mailbox, &expected, c))
 		expected = NULL;
+	droced_wait_kick(d);	/* a worker asleep in --idle wait */
 	while (!atomic_load_explicit(&c->done, memory_order_acquire)) {
 		if (atomic_load(&d->stop) && atomic_load(&d->mailbox) == c)
 			break;

@@ -45,8 +45,12 @@ worker_loop(struct droced *d)
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 		uint64_t now = droce_now_ns();
 		unsigned int work = 0;
+		/*
+		 * A control call (one a second from the sysfs refresh) is no
+		 * traffic: it must not keep the idle modes from their deep naps.
+		 */
+		bool call = droced_worker_mailbox(d);
 
-		work += droced_worker_mailbox(d);
 		work += droce_dev_doorbells(d->dev, now);
 		work += droced_port_rx(d, now);
 		work += droce_dev_poll(d->dev, now);
@@ -57,7 +61,14 @@ worker_loop(struct droced *d)
 			last_work = now;
 			continue;
 		}
-		droce_idle(d->opts.idle, now, last_work);
+		if (call)
+			continue;
+		if (d->opts.idle == DROCE_IDLE_WAIT && now - last_work >= DROCE_IDLE_SPIN_NS)
+			droced_wait(d, now, last_work);
+		else if (d->opts.idle == DROCE_IDLE_WAIT)
+			sched_yield();
+		else
+			droce_idle(d->opts.idle, now, last_work);
 	}
 }
 
@@ -123,6 +134,8 @@ main(int argc, char **argv)
 	conf.port_arg = d;
 	if (droced_port_open(d, &conf) < 0)
 		return 1;
+	if (droced_wait_init(d, &conf) < 0)
+		return 1;
 	ret = droce_dev_create(&conf, &d->dev);
 	if (ret < 0) {
 		fprintf(stderr, "droced: device: %s\n", strerror(-ret));
@@ -159,6 +172,7 @@ main(int argc, char **argv)
 	droced_sysfs_remove(d);
 	droce_dev_destroy(d->dev);
 	droced_port_close(d);
+	droced_wait_close(d);
 	rte_eal_cleanup();
 	printf("droced: stopped\n");
 	return 0;

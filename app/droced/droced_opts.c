@@ -53,7 +53,7 @@ usage(void)
 		"  --socket-mode MODE  its permissions, octal (default 0666)\n"
 		"  --socket-group GRP  its group\n"
 		"  --name NAME         device name (default droce0)\n"
-		"  --idle busy|yield|sleep  what the worker does when idle (default busy)\n"
+		"  --idle busy|yield|sleep|wait  what the worker does when idle (default busy)\n"
 		"  --fault PARAMS      wrap the port in net_droce_fault, e.g.\n"
 		"                      seed=1,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both\n"
 		"  --config FILE       read these options from FILE (key = value)\n",

@@ -10,8 +10,15 @@
  */
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
@@ -134,6 +141,47 @@ droced_port_close(struct droced *d)
 	droce_port_close(ps.port);
 }
 
+int
+droced_port_wait_open(struct droced *d)
+{
+	/* keep one byte of each frame: the socket only says that one came */
+	static struct sock_filter one_byte[] = { BPF_STMT(BPF_RET | BPF_K, 1) };
+	struct sock_fprog prog = { .len = 1, .filter = one_byte };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	int fd, on = 1, rcvbuf = 4096;
+
+	if (d->opts.iface == NULL)
+		return -1;
+	sll.sll_ifindex = (int)if_nametoindex(d->opts.iface);
+	if (sll.sll_ifindex == 0)
+		return -1;
+	/* protocol 0: nothing is queued before the filter and the bind */
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+		fprintf(stderr, "droced: --idle wait: packet socket on %s: %s\n", d->opts.iface,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* our own transmissions wake nobody (Linux 4.20+; older: spurious wake-ups) */
+	(void)setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &on, sizeof(on));
+	/* while we poll, frames pile up here: a small buffer drops them early */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	return fd;
+}
+
+void
+droced_port_wait_drain(int fd)
+{
+	uint8_t b[64];
+
+	while (recv(fd, b, sizeof(b), MSG_DONTWAIT) >= 0)
+		;
+}
+
 unsigned int
 droced_port_rx(struct droced *d, uint64_t now)
 {
@@ -148,10 +196,8 @@ droced_port_rx(struct droced *d, uint64_t now)
 		enum droce_wire_drop r;
 
 		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
-			if (len > sizeof(ps.linear)) {
-				rte_pktmbuf_free(m);
+			if (len > sizeof(ps.linear))
 				continue;
-			}
 			frame = rte_pktmbuf_read(m, 0, len, ps.linear);
 		}
 		r = droce_pkt_parse(&pkt, frame, len, len);
@@ -161,8 +207,9 @@ droced_port_rx(struct droced *d, uint64_t now)
 			droce_dev_rx(d->dev, &pkt, frame, now);
 		} else
 			ps.rx_bad[r]++;
-		rte_pktmbuf_free(m);
 	}
+	if (n > 0)
+		rte_pktmbuf_free_bulk(pkts, n);	/* one pool access for the burst */
 	return n;
 }
 

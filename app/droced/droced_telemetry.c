@@ -29,6 +29,7 @@ struct stats_call {
 	const char *cm_names[96];
 	uint64_t cm[96];
 	unsigned int n_cm;
+	uint64_t wait[DROCED_WAIT_CNT_COUNT];
 };
 
 static void
@@ -40,6 +41,7 @@ do_stats(struct droced_call *c)
 	droce_port_stats(s->d->port, &s->port);
 	memcpy(s->wire, droced_port_wire_drops(), sizeof(s->wire));
 	s->n_cm = droced_cm_counters(s->cm_names, s->cm, DROCE_DIM(s->cm));
+	memcpy(s->wait, s->d->wait_cnt, sizeof(s->wait));
 }
 
 static int
@@ -91,6 +93,8 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		snprintf(key, sizeof(key), "cm_%s", s.cm_names[i]);
 		rte_tel_data_add_dict_u64(d, key, s.cm[i]);
 	}
+	for (i = 0; i < DROCED_WAIT_CNT_COUNT; i++)	/* --idle wait */
+		rte_tel_data_add_dict_u64(d, droced_wait_counter_name[i], s.wait[i]);
 	return 0;
 }
 

@@ -558,9 +558,9 @@ rx_burst(struct tp_engine *e, uint64_t now, unsigned int *work)
 			ok++;
 			no_qp += e->qps != NULL;	/* raw mode has no QPs: just checks */
 		}
-		rte_pktmbuf_free(m);
 	}
 	if (n > 0) {
+		rte_pktmbuf_free_bulk(pkts, n);	/* one pool access for the burst */
 		cnt_add(e, TP_CNT_RX_FRAMES, n);
 		cnt_add(e, TP_CNT_RX_OK, ok);
 		cnt_add(e, TP_CNT_RX_NO_QP, no_qp);

@@ -70,7 +70,7 @@ usage(void)
 		"  --key K           our memory's key (default 0x1000)   --mem N  its bytes\n"
 		"  --qkey K          UD Q_Key (default 0x11111111)\n"
 		"run:\n"
-		"  --idle busy|yield|sleep   (default busy)\n"
+		"  --idle busy|yield|sleep|wait   (default busy; wait = sleep here)\n"
 		"  --cmd 'start; sleep 10; stop; show stats'   or --cmd-file F; otherwise a prompt\n"
 		"  --quiet           no per-second progress lines\n"
 		"  --check           check READ data and atomic results against the peer's\n"

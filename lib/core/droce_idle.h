@@ -17,6 +17,13 @@
  *          without work, nap longer after DROCE_IDLE_DEEP_AFTER_NS: a few
  *          percent of a core when really idle, at most a millisecond
  *          late for the first packet after a quiet second
+ *   WAIT   yield for DROCE_IDLE_SPIN_NS, then sleep until there is work:
+ *          droced waits in epoll on its port's file descriptor (af_packet),
+ *          the clients' doorbell eventfds, its control thread and its
+ *          timers (app/droced/droced_wait.c). With a port that has no
+ *          descriptor to wait on (memif, ring in DPDK 22.11) it keeps
+ *          SLEEP's schedule, the naps in epoll (a doorbell ends them);
+ *          droce-testpmd, which has no clients, behaves as SLEEP.
  */
 
 #include <sched.h>
@@ -29,6 +36,7 @@ enum droce_idle_mode {
 	DROCE_IDLE_BUSY,
 	DROCE_IDLE_YIELD,
 	DROCE_IDLE_SLEEP,
+	DROCE_IDLE_WAIT,
 };
 
 /*
@@ -40,8 +48,10 @@ enum droce_idle_mode {
 #define DROCE_IDLE_NAP_US		100
 #define DROCE_IDLE_DEEP_AFTER_NS	(1000ull * 1000 * 1000)
 #define DROCE_IDLE_DEEP_US		1000
+/* WAIT: an epoll wake-up costs no tick, so the spin before it can be short */
+#define DROCE_IDLE_SPIN_NS		(100ull * 1000)
 
-/** "busy", "yield" or "sleep" into @p mode. @return 0, or -1 if unknown. */
+/** "busy", "yield", "sleep" or "wait" into @p mode. @return 0, or -1 if unknown. */
 static inline int
 droce_idle_parse(const char *s, enum droce_idle_mode *mode)
 {
@@ -51,6 +61,8 @@ droce_idle_parse(const char *s, enum droce_idle_mode *mode)
 		*mode = DROCE_IDLE_YIELD;
 	else if (strcmp(s, "sleep") == 0)
 		*mode = DROCE_IDLE_SLEEP;
+	else if (strcmp(s, "wait") == 0)
+		*mode = DROCE_IDLE_WAIT;
 	else
 		return -1;
 	return 0;
@@ -66,6 +78,15 @@ droce_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/** The nap of SLEEP after @p idle_ns without work, in microseconds (0: yield). */
+static inline unsigned int
+droce_idle_nap_us(uint64_t idle_ns)
+{
+	if (idle_ns < DROCE_IDLE_NAP_AFTER_NS)
+		return 0;
+	return idle_ns < DROCE_IDLE_DEEP_AFTER_NS ? DROCE_IDLE_NAP_US : DROCE_IDLE_DEEP_US;
+}
+
 /** Called after a pass without work; @p last_work is when the last one had some. */
 static inline void
 droce_idle(enum droce_idle_mode mode, uint64_t now, uint64_t last_work)
@@ -75,13 +96,15 @@ droce_idle(enum droce_idle_mode mode, uint64_t now, uint64_t last_work)
 		sched_yield();
 		break;
 	case DROCE_IDLE_SLEEP:
-		if (now - last_work < DROCE_IDLE_NAP_AFTER_NS)
+	case DROCE_IDLE_WAIT: {	/* for a loop with nothing to wait on */
+		unsigned int us = droce_idle_nap_us(now - last_work);
+
+		if (us == 0)
 			sched_yield();
-		else if (now - last_work < DROCE_IDLE_DEEP_AFTER_NS)
-			usleep(DROCE_IDLE_NAP_US);
 		else
-			usleep(DROCE_IDLE_DEEP_US);
+			usleep(us);
 		break;
+	}
 	default:
 		break;
 	}

@@ -89,10 +89,11 @@ shim_connect(const char *path, int timeout_s)
 
 /*
  * HELLO on @p sock, handing over @p event_wfd. On success *db_fd is the
- * doorbell memfd (or -1). @return 0 or a positive errno.
+ * doorbell memfd (or -1) and, if @p wake_fd, *wake_fd the daemon's wake
+ * eventfd (or -1: a daemon that polls). @return 0 or a positive errno.
  */
 static int
-shim_hello(int sock, int event_wfd, struct droce_ctrl_hello_rep *rep, int *db_fd)
+shim_hello(int sock, int event_wfd, struct droce_ctrl_hello_rep *rep, int *db_fd, int *wake_fd)
 {
 	struct droce_ctrl_hello_req req = {
 		.abi_version = DROCE_SHM_ABI_VERSION,
@@ -107,6 +108,10 @@ shim_hello(int sock, int event_wfd, struct droce_ctrl_hello_rep *rep, int *db_fd
 	ret = droce_ctrl_call(sock, DROCE_CTRL_HELLO, &req, sizeof(req), &event_wfd, 1,
 			      rep, sizeof(*rep), fds, &nfds);
 	*db_fd = fds[0];
+	if (wake_fd != NULL) {
+		*wake_fd = ret == 0 ? fds[1] : -1;
+		fds[1] = -1;
+	}
 	for (i = ret == 0 ? 1 : 0; i < DROCE_CTRL_MAX_FDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -174,7 +179,7 @@ shim_probe(void)
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		goto close_sock;
 	memset(&rep, 0, sizeof(rep));
-	if (shim_hello(sock, pfd[1], &rep, &db_fd) == 0) {
+	if (shim_hello(sock, pfd[1], &rep, &db_fd, NULL) == 0) {
 		if (db_fd >= 0)
 			close(db_fd);
 		sdev = shim_device_new(path, &rep);
@@ -505,14 +510,17 @@ shim_open_device_1_1(struct ibv_device *device)
 		goto err_sock;
 	}
 	memset(&rep, 0, sizeof(rep));
-	ret = shim_hello(sctx->sock, pfd[1], &rep, &db_fd);
+	ret = shim_hello(sctx->sock, pfd[1], &rep, &db_fd, &sctx->wake_fd);
 	/* Only the daemon holds the write end now: end of file means it is gone. */
 	close(pfd[1]);
 	if (ret != 0)
 		goto err_pipe;
 	ret = shim_ring_map(&sctx->db, db_fd, rep.db_map_len, DROCE_SHM_DB);
-	if (ret != 0)
+	if (ret != 0) {
+		if (sctx->wake_fd >= 0)
+			close(sctx->wake_fd);
 		goto err_pipe;
+	}
 
 	sctx->sdev = sdev;
 	sctx->ctx_handle = rep.ctx_handle;
@@ -548,6 +556,8 @@ shim_close_device_1_1(struct ibv_context *ctx)
 
 	/* The daemon frees whatever the application left on this connection. */
 	shim_ring_unmap(&sctx->db);
+	if (sctx->wake_fd >= 0)
+		close(sctx->wake_fd);
 	close(sctx->sock);
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);

@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "droce_shm_ops.h"
 #include "shim_priv.h"
@@ -76,6 +77,16 @@ ring_full(struct shim_ring *ring, uint32_t prod)
 	return prod - droce_shm_load_cons(ring->r) >= ring->nslots;
 }
 
+/* The daemon sleeps in epoll (--idle wait): one eventfd write wakes it. */
+static void
+shim_wake_daemon(struct shim_context *sctx)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN: the counter is full, so a wake-up is pending anyway */
+	(void)!write(sctx->wake_fd, &one, sizeof(one));
+}
+
 static inline void
 ring_publish(struct shim_context *sctx, struct shim_ring *ring, uint32_t prod, uint32_t handle)
 {
@@ -84,6 +95,8 @@ ring_publish(struct shim_context *sctx, struct shim_ring *ring, uint32_t prod, u
 	droce_shm_publish(ring->r, prod);
 	/* -EAGAIN (DB ring full) is fine: the engine rescans flagged rings */
 	(void)droce_shm_doorbell(sctx->db.r, &ring->r->flag, handle);
+	if (sctx->wake_fd >= 0 && droce_shm_engine_asleep(sctx->db.r))
+		shim_wake_daemon(sctx);
 }
 
 /* Header fields of a send WQE; everything the engine reads is written. */

@@ -94,6 +94,7 @@ struct shim_context {
 	_Atomic bool fatal_reported;	/* IBV_EVENT_DEVICE_FATAL handed out once */
 	uint32_t ctx_handle;
 	struct shim_ring db;		/* doorbell ring (shared by all QPs/SRQs) */
+	int wake_fd;			/* eventfd: wakes a daemon asleep (--idle wait), or -1 */
 	pthread_mutex_t tab_lock;
 	struct shim_objtab tab;		/* handle -> CQ/QP/SRQ, for events */
 };

@@ -30,7 +30,10 @@
  * Doorbells: after publishing SQ or RQ slots the client sets the QP's
  * doorbell flag; if it was clear it pushes the QP's handle on the context's
  * DB ring. The engine clears the flag before it drains the rings, so no
- * update is ever missed and an idle QP costs nothing.
+ * update is ever missed and an idle QP costs nothing. An engine that
+ * waits instead of polling (--idle wait) sets its DB rings' flag first;
+ * a client that sees it after ringing writes the context's wake eventfd
+ * (passed with the DB ring at HELLO).
  *
  * Ordering, one pairing per line (each helper below names its partner):
  *
@@ -110,6 +113,8 @@ struct droce_shm_ring {
 	 * CQ: (c) sets DROCE_SHM_ARM_* to ask for one completion event, (e)
 	 * clears it when it signals the channel's eventfd.
 	 * SQ/RQ: doorbell flag, (c) sets, (e) clears.
+	 * DB: (e) DROCE_SHM_DB_ASLEEP while the engine may wait on the
+	 * context's wake eventfd; (c) only reads it (droce_shm_engine_asleep).
 	 */
 	alignas(DROCE_SHM_CACHE_LINE) _Atomic uint32_t flag;
 	/** DB: (c) producers reserve slots here before filling them. */
@@ -131,6 +136,7 @@ _Static_assert(offsetof(struct droce_shm_ring, error) == 5 * DROCE_SHM_CACHE_LIN
 _Static_assert(offsetof(struct droce_shm_ring, slots) == 6 * DROCE_SHM_CACHE_LINE, "ring: slots");
 _Static_assert(sizeof(struct droce_shm_ring) == 6 * DROCE_SHM_CACHE_LINE, "ring header size");
 
+#define DROCE_SHM_DB_ASLEEP	1u	/**< DB flag: write the wake eventfd after ringing */
 #define DROCE_SHM_ARM_ANY	1u	/**< next completion */
 #define DROCE_SHM_ARM_SOLICITED	2u	/**< next solicited or error completion */
 
@@ -296,6 +302,43 @@ static inline uint32_t
 droce_shm_doorbell_clear(_Atomic uint32_t *flag)
 {
 	return atomic_exchange_explicit(flag, 0, memory_order_acq_rel);
+}
+
+/**
+ * Engine: say on context ring @p db whether it may be asleep (waiting on
+ * the context's wake eventfd, --idle wait). Before it waits, the engine
+ * sets the flag on every context, issues droce_shm_sleep_fence(), then
+ * looks at every DB ring once more; it clears the flags when it wakes.
+ */
+static inline void
+droce_shm_engine_sleep(struct droce_shm_ring *db, bool asleep)
+{
+	atomic_store_explicit(&db->flag, asleep ? DROCE_SHM_DB_ASLEEP : 0u, memory_order_relaxed);
+}
+
+/** Engine: between setting the asleep flags and the last look at the rings. */
+static inline void
+droce_shm_sleep_fence(void)
+{
+	/* pairs with the fence in droce_shm_engine_asleep() (store buffering) */
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/**
+ * Client: after droce_shm_doorbell() (rung, pending or -EAGAIN), must the
+ * engine be woken through the context's wake eventfd?
+ *
+ * A Dekker pair with the engine's droce_shm_sleep_fence(): either the
+ * engine's last look at the rings comes after our fence and sees the
+ * doorbell, or our load comes after its fence and sees the flag. The flag
+ * is a hint (the client can overwrite it): a client that lies about it
+ * only delays or spends its own wake-ups.
+ */
+static inline bool
+droce_shm_engine_asleep(struct droce_shm_ring *db)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return (atomic_load_explicit(&db->flag, memory_order_relaxed) & DROCE_SHM_DB_ASLEEP) != 0;
 }
 
 /**

@@ -347,7 +347,25 @@ struct droce_tqp {
 	} resp;
 
 	uint64_t cnt[DROCE_TQP_CNT_COUNT];
+	/** TX: the headers of the connected path (attr.av), patched per packet */
+	struct droce_hdr_tmpl tx_tmpl;
+	/**
+	 * TX: the connected path's packet description as tqp_pkt_init() made
+	 * it last, with what it was made from; reused while those are equal.
+	 */
+	struct {
+		struct droce_pkt pkt;
+		struct droce_av av;
+		uint32_t dqpn;
+		uint16_t pkey;
+		bool valid;
+	} tx_proto;
 };
+
+/* struct droce_av's bytes up to vlan_tci: every field, no padding (memcmp) */
+#define DROCE_AV_KEY_LEN	(offsetof(struct droce_av, vlan_tci) + sizeof(uint16_t))
+_Static_assert(DROCE_AV_KEY_LEN == 6 + 6 + 16 + 16 + 4 + 1 + 1 + 1 + 1 + 2,
+	       "struct droce_av has no padding before vlan_tci's end");
 
 /**
  * Set up a transport QP in RESET. @p sq_mem holds @p sq_size slots (a power
@@ -385,6 +403,8 @@ unsigned int droce_tqp_poll(struct droce_tqp *qp, uint64_t now, unsigned int bud
 
 /** Run the retransmit and RNR timers. */
 void droce_tqp_timer(struct droce_tqp *qp, uint64_t now);
+/** When droce_tqp_timer() next has something to do; UINT64_MAX: never. */
+uint64_t droce_tqp_next_deadline(const struct droce_tqp *qp);
 
 /**
  * The request just handed to droce_tr_ops.xmit did not reach the wire: the

@@ -186,6 +186,20 @@ droce_tqp_timer(struct droce_tqp *qp, uint64_t now)
 	comp_timer(qp, now);
 }
 
+uint64_t
+droce_tqp_next_deadline(const struct droce_tqp *qp)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (qp->state == DROCE_TQP_ERR || qp->state == DROCE_TQP_RESET)
+		return t;
+	if (qp->comp.rnr_until != 0)
+		t = qp->comp.rnr_until;
+	if (qp->comp.timer != 0 && qp->comp.timer < t)
+		t = qp->comp.timer;
+	return t;
+}
+
 void
 droce_tqp_path_pending(struct droce_tqp *qp)
 {
@@ -215,7 +229,17 @@ tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32
 	     const struct droce_av *av, uint32_t dqpn)
 {
 	uint32_t fl;
+	bool connected = av == &qp->attr.av;
 
+	/* the same path as the last packet: only the opcode and PSN differ */
+	if (connected && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
+	    qp->tx_proto.pkey == qp->attr.pkey &&
+	    memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0) {
+		*pkt = qp->tx_proto.pkt;
+		pkt->opcode = opcode;
+		pkt->psn = psn & DROCE_24BIT_MASK;
+		return;
+	}
 	memset(pkt, 0, sizeof(*pkt));
 	memcpy(pkt->smac, av->smac, 6);
 	memcpy(pkt->dmac, av->dmac, 6);
@@ -238,6 +262,15 @@ tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32
 	pkt->pkey = qp->attr.pkey ? qp->attr.pkey : DROCE_DEFAULT_PKEY;
 	pkt->dqpn = dqpn;
 	pkt->psn = psn & DROCE_24BIT_MASK;
+	/* the connected path keeps its headers and description (UD's AHs vary) */
+	if (connected) {
+		pkt->tmpl = &qp->tx_tmpl;
+		qp->tx_proto.pkt = *pkt;
+		memcpy(&qp->tx_proto.av, av, sizeof(*av));
+		qp->tx_proto.dqpn = dqpn;
+		qp->tx_proto.pkey = qp->attr.pkey;
+		qp->tx_proto.valid = true;
+	}
 }
 
 void
@@ -315,7 +348,8 @@ int
 droce_tqp_frame_build(struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov,
 		      uint8_t *buf, uint32_t cap)
 {
-	int hlen = droce_pkt_build_hdrs(pkt, buf, cap);
+	int hlen = pkt->tmpl != NULL ? droce_pkt_build_hdrs_tmpl(pkt, pkt->tmpl, buf, cap) :
+				       droce_pkt_build_hdrs(pkt, buf, cap);
 	uint8_t *p;
 	unsigned int i;
 

@@ -60,6 +60,12 @@ struct droce_dev_conf {
 	uint64_t seed;				/**< key bytes; 0 = random */
 	const struct droce_dev_port_ops *port_ops;
 	void *port_arg;
+	/**
+	 * > 0: an epoll set the worker waits on when idle (--idle wait); each
+	 * client gets a wake eventfd, added to it, that its shim writes after
+	 * a doorbell while the device is asleep (droce_dev_sleep()).
+	 */
+	int wait_epfd;
 };
 
 /** Create a device. @return 0, -EINVAL or -ENOMEM. */
@@ -112,6 +118,20 @@ void droce_dev_fatal(struct droce_dev *dev);
 void droce_dev_port_state(struct droce_dev *dev, bool up);
 
 /* ---- the worker loop ---- */
+
+/**
+ * Waiting instead of polling (--idle wait, verbs_dev_wait.c). How long
+ * the worker may wait from @p now without running a timer late: 0 if
+ * there is work now (active QPs, loopback frames, unread send queues),
+ * UINT64_MAX if no timer is pending at all.
+ */
+uint64_t droce_dev_wait_budget(const struct droce_dev *dev, uint64_t now);
+/**
+ * Tell every client whether the worker may be asleep. After setting it
+ * (true), the caller looks at the doorbells once more (droce_dev_doorbells())
+ * and waits only if there were none; it clears it (false) on waking.
+ */
+void droce_dev_sleep(struct droce_dev *dev, bool asleep);
 
 /** Take doorbells from every client and feed new WQEs to the transports. */
 unsigned int droce_dev_doorbells(struct droce_dev *dev, uint64_t now);

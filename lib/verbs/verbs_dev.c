@@ -310,6 +310,7 @@ droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred
 	cl->id = ++dev->next_client;
 	cl->cred = *cred;
 	cl->async_fd = -1;
+	cl->wake_fd = -1;
 	cl->next = dev->clients;
 	dev->clients = cl;
 	*out = cl;
@@ -348,6 +349,7 @@ droce_dev_client_free(struct droce_client *cl)
 				dev_obj_destroy(dev, o);
 		}
 	dev_ring_free(&cl->db);
+	dev_client_wake_close(cl);
 	if (cl->async_fd >= 0)
 		close(cl->async_fd);
 	for (pp = &dev->clients; *pp != NULL; pp = &(*pp)->next)
@@ -943,6 +945,8 @@ dev_hello(struct droce_client *cl, const struct droce_ctrl_hello_req *req, int a
 		fcntl(cl->async_fd, F_SETFL, O_NONBLOCK);
 	}
 	*nfds = 1;
+	if (dev_client_wake_open(cl, &fds[1]) == 0)
+		*nfds = 2;		/* --idle wait: the shim's wake eventfd */
 	rep->ctx_handle = cl->id;
 	rep->db_nslots = DEV_DB_SLOTS;
 	rep->db_map_len = cl->db.map_len;

@@ -136,6 +136,7 @@ struct droce_client {
 	uint32_t id;
 	struct droce_client_cred cred;
 	int async_fd;		/* write end of the async-event pipe, or -1 */
+	int wake_fd;		/* eventfd the shim writes when we sleep (--idle wait), or -1 */
 	struct dev_ring db;
 	struct droce_client *next;
 };
@@ -194,6 +195,10 @@ int dev_ring_create(struct dev_ring *ring, enum droce_shm_kind kind, uint32_t ha
 		    uint32_t nslots, uint32_t slot_size, int *fd_out);
 void dev_ring_free(struct dev_ring *ring);
 uint32_t dev_pow2(uint32_t n);
+
+/* verbs_dev_wait.c: the client's wake eventfd (fd_out: its copy for the shim) */
+int dev_client_wake_open(struct droce_client *cl, int *fd_out);
+void dev_client_wake_close(struct droce_client *cl);
 
 /* verbs_dev_qp.c */
 extern const struct droce_tr_ops dev_tr_ops;

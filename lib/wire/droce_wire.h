@@ -17,6 +17,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "droce_wire_hdr.h"
@@ -152,6 +153,8 @@ struct droce_pkt {
 	uint32_t payload_len;		/**< payload bytes, pad excluded */
 	uint32_t frame_len;		/**< Ethernet header to ICRC inclusive (no trailer) */
 	uint32_t icrc;			/**< parse: the received ICRC value */
+	/** build: the sender's header template for this flow, or NULL (the transport's) */
+	struct droce_hdr_tmpl *tmpl;
 };
 
 /**
@@ -182,6 +185,40 @@ uint32_t droce_pkt_hdrs_len(const struct droce_pkt *pkt);
  *         opcode is not defined.
  */
 int droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap);
+
+/*
+ * A header template: the Ethernet, VLAN, IP and UDP headers of one flow
+ * (a QP's path), built once and patched per packet (lengths, IPv4
+ * checksum) by droce_pkt_build_hdrs_tmpl(). It keeps a copy of the packet
+ * fields it was built from and is rebuilt whenever a packet's differ, so a
+ * caller that rewrites a field (a resolved MAC, a loopback's own MAC) never
+ * gets stale bytes.
+ */
+#define DROCE_HDR_TMPL_MAX	(DROCE_ETH_BYTES + DROCE_VLAN_BYTES + DROCE_IPV6_BYTES + \
+				 DROCE_UDP_BYTES)
+/* struct droce_pkt's fields from dmac to udp_csum: what a template depends on */
+#define DROCE_HDR_TMPL_KEY_OFF	offsetof(struct droce_pkt, dmac)
+#define DROCE_HDR_TMPL_KEY_LEN	(offsetof(struct droce_pkt, udp_csum) + sizeof(uint16_t) - \
+				 DROCE_HDR_TMPL_KEY_OFF)
+_Static_assert(DROCE_HDR_TMPL_KEY_LEN == 6 + 6 + 2 + 16 + 16 + 1 + 1 + 2 + 2 + 4 + 2 + 2 + 2,
+	       "the template key has no padding: memcmp compares fields only");
+
+struct droce_hdr_tmpl {
+	uint8_t bytes[DROCE_HDR_TMPL_MAX];
+	uint8_t len;			/**< Ethernet to UDP; 0: not built yet */
+	uint8_t l3_off;
+	uint16_t ip_sum;		/**< IPv4: header sum with length and checksum 0 */
+	uint32_t flags;			/**< the packet's VLAN and IPv6 flags */
+	uint8_t key[DROCE_HDR_TMPL_KEY_LEN];	/**< the packet fields it was built from */
+};
+
+/**
+ * droce_pkt_build_hdrs() through template @p t: the same bytes and pkt
+ * offsets, the Ethernet to UDP headers copied from @p t, which is first
+ * (re)built from @p pkt if it was built from other fields.
+ */
+int droce_pkt_build_hdrs_tmpl(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void *buf,
+			      uint32_t cap);
 
 /** Pad bytes that align a payload of @p len bytes to 4 (IBA 9.2.3). */
 static inline uint8_t

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
-#include <rte_ip.h>
 
 #include "droce_wire.h"
 #include "droce_wire_gid.h"
@@ -110,7 +109,7 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 		/* a correct header sums to 0xffff, checksum included (RFC 1071); a
 		 * checksum of 0xffff (-0) is never computed for a non-zero header
 		 * (RFC 1624), so it is refused too and parse stays build's inverse */
-		if (rte_raw_cksum(ip, DROCE_IPV4_BYTES) != 0xffff || (ip[10] & ip[11]) == 0xff)
+		if (droce_ipv4_hdr_sum(ip) != 0xffff || (ip[10] & ip[11]) == 0xff)
 			return DROCE_WIRE_DROP_IPV4_CSUM;
 		*udp_off = off + DROCE_IPV4_BYTES;
 		*ip_end = off + ip_total;
@@ -150,8 +149,9 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 {
 	const uint8_t *ip = f + pkt->l3_off;
 	const uint8_t *udp;
-	const struct droce_bth *bth = (const void *)(f + pkt->bth_off);
+	const uint8_t *bth = f + pkt->bth_off;
 	const uint8_t *x = f + pkt->bth_off;
+	uint32_t w[3];
 
 	memcpy(pkt->dmac, f, 6);
 	memcpy(pkt->smac, f + 6, 6);
@@ -184,19 +184,24 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 	pkt->dport = load_be16(udp + 2);
 	pkt->udp_csum = load_be16(udp + 6);
 
-	pkt->opcode = droce_bth_opcode(bth);
-	pkt->se = droce_bth_se(bth);
-	pkt->mig = droce_bth_mig(bth);
-	pkt->padcnt = droce_bth_padcnt(bth);
-	pkt->tver = droce_bth_tver(bth);
-	pkt->pkey = droce_bth_pkey(bth);
-	pkt->fecn = droce_bth_fecn(bth);
-	pkt->becn = droce_bth_becn(bth);
-	pkt->resv6 = droce_bth_resv6(bth);
-	pkt->dqpn = droce_bth_qpn(bth);
-	pkt->ackreq = droce_bth_ackreq(bth);
-	pkt->resv7 = droce_bth_resv7(bth);
-	pkt->psn = droce_bth_psn(bth);
+	/* the BTH as three words, read once (the droce_bth_*() accessors, unrolled) */
+	memcpy(w, bth, sizeof(w));
+	w[0] = rte_be_to_cpu_32(w[0]);
+	w[1] = rte_be_to_cpu_32(w[1]);
+	w[2] = rte_be_to_cpu_32(w[2]);
+	pkt->opcode = (uint8_t)(w[0] >> 24);
+	pkt->se = (w[0] >> 16) & DROCE_BTH_SE_MASK;
+	pkt->mig = (w[0] >> 16) & DROCE_BTH_MIG_MASK;
+	pkt->padcnt = ((w[0] >> 16) & DROCE_BTH_PAD_MASK) >> DROCE_BTH_PAD_SHIFT;
+	pkt->tver = (w[0] >> 16) & DROCE_BTH_TVER_MASK;
+	pkt->pkey = (uint16_t)w[0];
+	pkt->fecn = w[1] & DROCE_BTH_FECN_MASK;
+	pkt->becn = w[1] & DROCE_BTH_BECN_MASK;
+	pkt->resv6 = (uint8_t)((w[1] & DROCE_BTH_RESV6_MASK) >> DROCE_BTH_RESV6_SHIFT);
+	pkt->dqpn = w[1] & DROCE_24BIT_MASK;
+	pkt->ackreq = w[2] & DROCE_BTH_ACKREQ_MASK;
+	pkt->resv7 = (uint8_t)((w[2] & DROCE_BTH_RESV7_MASK) >> DROCE_BTH_RESV7_SHIFT);
+	pkt->psn = w[2] & DROCE_24BIT_MASK;
 
 	if (d->xhdrs & DROCE_XH(DETH)) {
 		const struct droce_deth *h = (const void *)(x + d->off[DROCE_X_DETH]);

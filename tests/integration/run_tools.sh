@@ -3,14 +3,14 @@
 # Copyright(c) 2026 The droce authors
 #
 # Integration test: Debian's unmodified rdma-core tools through droce.
-#   run_tools.sh pair|single|fault|fault10|jumbo BUILD_DIR
+#   run_tools.sh pair|single|fault|fault10|jumbo|wait BUILD_DIR
 # pair: two droced in two network namespaces joined by a veth pair
 # (net_af_packet); single: both sides on one droced (loopback); fault: the
 # pair with droce's fault-injection vdev on both ports (5% loss, 1%
 # duplication, 5% reordering, 1% corruption, each direction, fixed seed);
 # fault10: 10% loss, 5% duplication, 10% reordering, 2% corruption of
 # every frame, applied once (on the sending port); jumbo: the pair on a
-# 9000-byte veth, path MTU 4096.
+# 9000-byte veth, path MTU 4096; wait: the pair with --idle wait.
 # Each tool must exit 0 on both sides. The stock tools check little data
 # (rdma-core 44's pingpong -c compares one byte per page and still exits 0
 # on a mismatch; perftest checks none), so every mode also runs the
@@ -36,6 +36,10 @@ fault) pair_up "$2" -- --fault seed=7,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.
 # end a QP in one CI run of ten, on any RoCE device (measured: one lost
 # round in 3 continued into the next; with dir=tx, one in 5)
 fault10) pair_up "$2" -- --fault seed=11,loss=0.1,dup=0.05,reorder=0.1,corrupt=0.02,dir=tx ;;
+# wait: the pair with both daemons sleeping in epoll when idle (--idle
+# wait): woken by the shim's doorbell eventfd, the af_packet wake socket
+# and the control thread, never by a poll
+wait) pair_up "$2" -- --idle wait ;;
 *) pair_up "$2" ;;
 esac
 
@@ -166,6 +170,25 @@ run "ib_read_lat" ib_read_lat -d "$DROCE_DEV" -x "$DROCE_GID_INDEX" -n 200
 traffic "all cases" -s 1
 traffic "all cases, polling, path MTU 256" --poll -m 256 -s 2 --max-size 70000
 traffic "atomics, many ops" -c atomic -n 256 -s 3
+
+# wait: the daemons slept, and what woke them includes the clients'
+# doorbell eventfds and the port's wake socket (not only the timeout)
+if [ "$mode" = wait ]; then
+	for side in A B; do
+		eval "ns=\$DROCE_NS_$side"
+		ip netns exec "$ns" "$2/app/ctl/droce-ctl" -p "droce$DROCE_TAG$side" stats \
+			>"$log/stats-$side"
+		for c in wait_sleeps wait_woken_client wait_woken_port; do
+			v=$(awk -v n=$c '$1 == n { print $2 }' "$log/stats-$side")
+			if [ "${v:-0}" -gt 0 ]; then
+				echo "ok: daemon $side $c $v"
+			else
+				echo "FAIL: daemon $side $c ${v:-missing}"
+				fail=1
+			fi
+		done
+	done
+fi
 
 rm -rf "$log"
 exit $fail

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "droce_wire_gid.h"
 #include "test_transport.h"
 
 #define BUF_BYTES TEST_PAIR_BYTES
@@ -410,6 +411,69 @@ START_TEST(test_local_inv_completes_without_any_traffic)
 }
 END_TEST
 
+/* The last WRITE packet node 0 sent, as its transport described it. */
+static bool
+sniff_write(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
+{
+	(void)sim;
+	if (from == 0 && pkt->opcode == DROCE_OP_RC_WRITE_ONLY)
+		*(struct droce_pkt *)arg = *pkt;
+	return false;
+}
+
+/*
+ * The sender reuses its last packet description and headers while the
+ * path is unchanged (tqp_pkt_init, droce_hdr_tmpl): a path changed between
+ * two messages (traffic class, hop limit, flow label, MACs, as modify_qp
+ * or a resolved neighbour do) must reach the very next packet, and the
+ * peer must still accept it.
+ */
+START_TEST(test_tx_path_change_reaches_the_next_packet)
+{
+	struct test_pair p;
+	struct droce_cqe c;
+	struct droce_pkt seen;
+	struct droce_tqp *qp;
+	unsigned int round;
+
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
+	qp = &p.sim->node[0].qp[0];
+	p.sim->sniff = sniff_write;
+	p.sim->sniff_arg = &seen;
+	for (round = 0; round < 6; round++) {
+		struct droce_send_wqe w = test_wqe(IBV_WR_RDMA_WRITE, round, p.buf[0], 64, p.key[0]);
+
+		if (round == 2)
+			qp->attr.av.tclass = 0x28;
+		if (round == 3) {
+			qp->attr.av.hop_limit = 7;
+			qp->attr.av.flow_label = 0x12345;
+		}
+		if (round == 4)
+			qp->attr.av.smac[5] ^= 1;
+		if (round == 5)
+			qp->attr.av.dmac[5] ^= 1;
+		w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
+		w.rkey = p.key[1];
+		memset(&seen, 0, sizeof(seen));
+		ck_assert_int_eq(droce_tqp_post_send(qp, &w), 0);
+		ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+		ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+		ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(seen.opcode, DROCE_OP_RC_WRITE_ONLY);
+		ck_assert_uint_eq(seen.tclass, qp->attr.av.tclass);
+		ck_assert_uint_eq(seen.ttl, qp->attr.av.hop_limit ? qp->attr.av.hop_limit : 64);
+		ck_assert_uint_eq(seen.sport, droce_flow_label_to_sport(qp->attr.av.flow_label ?
+			qp->attr.av.flow_label : droce_flow_label(qp->attr.qpn, qp->attr.dest_qpn)));
+		ck_assert_mem_eq(seen.smac, qp->attr.av.smac, 6);
+		ck_assert_mem_eq(seen.dmac, qp->attr.av.dmac, 6);
+		ck_assert_uint_eq(seen.psn, (qp->req.psn - 1) & DROCE_24BIT_MASK);
+	}
+	ck_assert_uint_eq(p.sim->frames_rejected, 0);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 TCase *
 tcase_transport_ops(void)
 {
@@ -428,5 +492,6 @@ tcase_transport_ops(void)
 	tcase_add_test(tc, test_ud_wrong_qkey_is_dropped_and_controlled_qkey_uses_own);
 	tcase_add_test(tc, test_local_inv_completes_without_any_traffic);
 	tcase_add_test(tc, test_ud_over_ipv6_puts_the_ipv6_header_in_the_grh_area);
+	tcase_add_test(tc, test_tx_path_change_reaches_the_next_packet);
 	return tc;
 }
