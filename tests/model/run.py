@@ -4,7 +4,7 @@
 """Random verb sequences over live objects, checked against verbs.py.
 
   run.py --seed N [--steps M] [--invalid PERCENT] [--trace] [--device NAME]
-         [--shrink [--keep REGEX]... [--save FILE]]
+         [--peer COMMAND] [--shrink [--keep REGEX]... [--save FILE]]
   run.py --replay FILE [--trace]
 
 The seed alone decides the sequence: it draws each step (an action and the
@@ -12,9 +12,10 @@ step's own seed). Every call's result (success, or the errno), every
 completion and every byte the traffic moves (traffic.py) is compared with
 what the model says; each divergence is printed with the calls that led
 to it. --shrink reduces a failing sequence to a minimal one (ddmin over
-its steps) and saves it for --replay. Exit 1 on any divergence. Runs on
-one daemon: RC QPs of the object walk are connected to themselves, the
-traffic's pairs use one context or two.
+its steps) and saves it for --replay. Exit 1 on any divergence. RC QPs of
+the object walk are connected to themselves; the traffic's pairs use one
+context or two: both here, or (--peer, the droce-run command of another
+daemon) the second one in a child process on that daemon (peer.py).
 """
 import argparse
 import errno as E
@@ -29,6 +30,7 @@ import verbs as M  # noqa: E402
 from raw import Raw  # noqa: E402
 import traffic as T  # noqa: E402
 from traffic import SIZE  # noqa: E402
+from peer import Peer  # noqa: E402
 
 import pyverbs.device as d  # noqa: E402
 import pyverbs.enums as e  # noqa: E402
@@ -53,7 +55,7 @@ class Divergence(Exception):
 
 
 class Run:
-    def __init__(self, seed, invalid, dev, trace=False, quiet=False):
+    def __init__(self, seed, invalid, dev, trace=False, quiet=False, peer=None):
         self.trace, self.quiet = trace, quiet
         self.master = random.Random(seed)   # picks the steps
         self.rng = None                     # one per step, from the step's own seed
@@ -71,6 +73,9 @@ class Run:
         self.raw_qps = []        # [ptr, qp_type, set of groups]
         self.raw_mrs = []
         self.dev, self.ctx2, self.pairs = dev, None, []
+        # PEER (a droce-run command for the other daemon): a pair's second
+        # context is there, in a child process (peer.py), not here
+        self.peer = Peer(peer) if peer else None
 
     # -- checking -------------------------------------------------------
     def call(self, text, fn, want):
@@ -412,13 +417,15 @@ class Run:
     def pair_up(self):
         qpt = self.rng.choice((M.QPT_RC, M.QPT_RC, M.QPT_UC, M.QPT_UD))
         two = self.rng.random() < 0.5
+        lib = self.peer.lib if self.peer else T.LIB
         if two and self.ctx2 is None:
-            self.ctx2 = d.Context(name=self.dev)
-        p = self.call(f"pair of {T.NAMES[qpt]} QPs ({'two contexts' if two else 'loopback'}):"
+            self.ctx2 = lib.Context(name=self.dev)
+        where = ("two daemons" if self.peer else "two contexts") if two else "loopback"
+        p = self.call(f"pair of {T.NAMES[qpt]} QPs ({where}):"
                       " ibv_alloc_pd, ibv_create_cq, ibv_create_qp_ex, ibv_reg_mr,"
                       " ibv_modify_qp to RTS on each side",
                       lambda: T.Pair(self.ctx, self.ctx2 if two else self.ctx, qpt,
-                                     self.gid_index), 0)
+                                     self.gid_index, lib if two else T.LIB), 0)
         if p:
             self.pairs.append(p)
 
@@ -464,7 +471,7 @@ class Run:
         pair carries on: the send error touched nothing else."""
         x = p.err_side.qp
         if self.call("ibv_modify_qp(SQE -> RTS)", lambda: x.modify(
-                QPAttr(qp_state=M.RTS, cur_qp_state=M.SQE),
+                p.err_side.lib.QPAttr(qp_state=M.RTS, cur_qp_state=M.SQE),
                 e.IBV_QP_STATE | e.IBV_QP_CUR_STATE), 0):
             self.same("  QP state", x.query(e.IBV_QP_STATE)[0].qp_state, M.RTS)
             self.same("  nothing left in its CQ", len(p.drain(p.err_side.cq)), 0)
@@ -479,7 +486,7 @@ class Run:
         x.wr_send()
         if p.qpt == M.QPT_UD:
             x.wr_set_ud_addr(s.ah, p.a.qp.qp_num, T.QKEY)
-        x.wr_set_sge(SGE(s.mr.buf, 1, s.mr.lkey))
+        x.wr_set_sge(s.lib.SGE(s.mr.buf, 1, s.mr.lkey))
         if self.call("ibv_wr_send on the QP in ERR", x.wr_complete, EITHER):
             wcs = p.poll(s.cq, 1)
             self.same("  its completion status", [w.status for w in wcs], [M.WC_WR_FLUSH_ERR])
@@ -549,7 +556,7 @@ class Run:
             x.wr_send()
             if p.qpt == M.QPT_UD:
                 x.wr_set_ud_addr(src.ah, (p.b if src is p.a else p.a).qp.qp_num, T.QKEY)
-            x.wr_set_sge(SGE(src.mr.buf, n, src.dead_lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf, n, src.dead_lkey))
         case = "lkey of a deregistered MR"
         st = self.post(p, src, build, f"ibv_wr_send({T.NAMES[p.qpt]}, {n} bytes) [{case}]",
                        (M.LOCAL_ERRORS[case], M.WC_SEND), n)
@@ -592,7 +599,7 @@ class Run:
                 x.wr_send()
             if p.qpt == M.QPT_UD:
                 x.wr_set_ud_addr(src.ah, dst.qp.qp_num, T.QKEY)
-            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + soff, n, src.mr.lkey))
         want = (M.REMOTE_ERRORS["send longer than the receive"] if short else 0, M.WC_SEND)
         st = self.post(p, src, build, f"ibv_wr_{op}({T.NAMES[p.qpt]}, {n} bytes into a "
                        f"{rlen}-byte receive){' [send longer than the receive]' if short else ''}",
@@ -613,10 +620,9 @@ class Run:
             return
         g = self.rng.choice(gids)
         gi = MCAST_GIDS.index(g)
-        ptr = T.qp_pointer(dst.qp)
         if g not in dst.groups:
             if not self.call(f"ibv_attach_mcast(ud pair QP, group {gi})",
-                             lambda: T.Raw.attach_mcast(ptr, g), 0):
+                             lambda: dst.lib.attach_mcast(dst.qp, g), 0):
                 return
             dst.groups.add(g)
         n, soff = self.lengths(p, 1024)
@@ -629,14 +635,14 @@ class Run:
         def build(x):
             x.wr_send()
             x.wr_set_ud_addr(ah, M.MCAST_QPN, T.QKEY)
-            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + soff, n, src.mr.lkey))
         st = self.post(p, src, build, f"ibv_wr_send(ud, {n} bytes to group {gi})",
                        (0, M.WC_SEND), n)
         if st == 0 and self.recv_check(p, dst, n, None):
             dst.shadow[roff + M.GRH_BYTES:roff + M.GRH_BYTES + n] = data
         if self.rng.random() < 0.3 and self.call(
                 f"ibv_detach_mcast(ud pair QP, group {gi})",
-                lambda: T.Raw.detach_mcast(ptr, g), 0):
+                lambda: dst.lib.detach_mcast(dst.qp, g), 0):
             dst.groups.discard(g)
 
     def spot(self, off, length, n, align):
@@ -658,7 +664,7 @@ class Run:
         def build(x):
             x.wr_send()
             x.wr_set_ud_addr(src.ah, p.dead_qpn, T.QKEY)
-            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + soff, n, src.mr.lkey))
         if self.post(p, src, build, f"ibv_wr_send(ud, {n} bytes) [a destroyed QP's number]",
                      (0, M.WC_SEND), n) == 0:
             self.same("  no receive completion anywhere",
@@ -714,7 +720,7 @@ class Run:
                 x.wr_rdma_write_imm(rkey, dst.mr.buf + doff, imm)
             else:
                 x.wr_rdma_write(rkey, dst.mr.buf + doff)
-            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + soff, n, src.mr.lkey))
         st = self.post(p, src, build, f"ibv_wr_{op}({T.NAMES[p.qpt]}, {n} bytes at "
                        f"+{doff}){f' [{case}]' if case else ''}",
                        (self.remote_outcome(p, case), M.WC_RDMA_WRITE), n)
@@ -741,7 +747,7 @@ class Run:
 
         def build(x):
             x.wr_rdma_write_imm(dst.mr.rkey, dst.mr.buf, imm)
-            x.wr_set_sge(SGE(src.mr.buf, 0, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf, 0, src.mr.lkey))
         if self.post(p, src, build, "  UC: a 0-byte WRITE_WITH_IMM behind it",
                      (0, M.WC_RDMA_WRITE), 0) == 0:
             self.recv_check(p, dst, 0, imm)
@@ -752,7 +758,7 @@ class Run:
 
         def build(x):
             x.wr_rdma_read(rkey, dst.mr.buf + roff)
-            x.wr_set_sge(SGE(src.mr.buf + loff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + loff, n, src.mr.lkey))
         st = self.post(p, src, build, f"ibv_wr_rdma_read({n} bytes at +{roff})"
                        f"{f' [{case}]' if case else ''}",
                        (self.remote_outcome(p, case), M.WC_RDMA_READ), n)
@@ -777,7 +783,7 @@ class Run:
                 x.wr_atomic_fetch_add(rkey, dst.mr.buf + roff, a)
             else:
                 x.wr_atomic_cmp_swp(rkey, dst.mr.buf + roff, a, b)
-            x.wr_set_sge(SGE(src.mr.buf + loff, 8, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + loff, 8, src.mr.lkey))
         wc = M.WC_FETCH_ADD if op == "atomic_fetch_add" else M.WC_COMP_SWAP
         st = self.post(p, src, build, f"ibv_wr_{op}(at +{roff}, {a:#x}, {b:#x})"
                        f"{f' [{case}]' if case else ''}",
@@ -798,10 +804,8 @@ class Run:
         bad = self.bad()
         case = self.rng.choice(("window of another PD", "access beyond the MR's",
                                 "one byte past the MR")) if bad else ""
-        pd = dst.pd if case == "window of another PD" else src.pd
-        if pd is src.pd and pd is dst.pd:
-            case = ""
-        mw = self.call("ibv_alloc_mw(type 2)", lambda: MW(pd, M.MW_TYPE_2), 0)
+        pd = src.pd2 if case == "window of another PD" else src.pd
+        mw = self.call("ibv_alloc_mw(type 2)", lambda: src.lib.MW(pd, M.MW_TYPE_2), 0)
         if not mw:
             return
         mr = src.mr
@@ -819,7 +823,7 @@ class Run:
         if case == "access beyond the MR's":   # IBA C10-75: needs the MR's local write
             acc = M.REMOTE_WRITE
         rkey = T.inc_rkey(mw.rkey)
-        info = MWBindInfo(mr, mr.buf + off, n, acc)
+        info = src.lib.MWBindInfo(mr, mr.buf + off, n, acc)
         want = (M.WC_MW_BIND_ERR if case else 0, M.WC_BIND_MW)
         st = self.post(p, src, lambda x: x.wr_bind_mw(mw, rkey, info),
                        f"ibv_wr_bind_mw(type 2, +{off}, {n} bytes, access={acc:#x})"
@@ -889,6 +893,8 @@ class Run:
             self.call("destroy the pair [teardown]", p.close, 0)
         if self.ctx2:
             self.ctx2.close()
+        if self.peer:
+            self.call("the peer process exits [teardown]", self.peer.close, 0)
         for w in self.mws:      # windows before their MRs, so dereg succeeds
             self.call("ibv_dealloc_mw(mw) [teardown]", w["mw"].close, 0)
         self.ctx.close()
@@ -913,7 +919,7 @@ def play(o, dev, steps=None, trace=False, quiet=False):
     stop at the first divergence when QUIET (a shrink attempt). A Python
     exception inside a step is a divergence too (the model's state is
     unknown after it, so the sequence ends there)."""
-    r = Run(o.seed, o.invalid, dev, trace, quiet)
+    r = Run(o.seed, o.invalid, dev, trace, quiet, o.peer)
     todo = steps if steps is not None else [(None, None)] * o.steps
     try:
         for name, sub in todo:
@@ -979,6 +985,9 @@ def main():
     ap.add_argument("--invalid", type=int, default=20, help="percent of invalid calls")
     ap.add_argument("--trace", action="store_true", help="print every call")
     ap.add_argument("--device", default=os.environ.get("DROCE_DEV"))
+    ap.add_argument("--peer", metavar="COMMAND", help="the droce-run command of a second"
+                    " daemon: each pair's second context is there (in a child"
+                    " process, peer.py) rather than on this one")
     ap.add_argument("--replay", metavar="FILE", help="run the steps a JSON file recorded")
     ap.add_argument("--shrink", action="store_true",
                     help="on a divergence, reduce the sequence to a minimal one that"
