@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The droce authors
 #
-# The verbs model's bounded run, every result, errno, completion and byte
-# checked against tests/model/verbs.py (tests/model/run.py):
+# The verbs model's bounded run. First coverage.py: every verb doc/verbs.md
+# says droce offers has its description in verbs.py. Then random sequences,
+# every result, errno, completion and byte checked against
+# tests/model/verbs.py (tests/model/run.py):
 #   one daemon   20 fixed seeds (600 steps) of random verb sequences and
 #                traffic, then every regression case in tests/model/cases/
 #                (run.py --replay)
@@ -17,6 +19,7 @@ set -u
 /usr/bin/python3 -c 'import pyverbs' 2>/dev/null || { echo "python3-pyverbs missing"; exit 77; }
 . "$(dirname "$0")/../integration/common.sh"
 fail=0
+/usr/bin/python3 "$(dirname "$0")/coverage.py" || { echo "FAIL verbs without a description"; fail=1; }
 model() {	# what, then run.py arguments
 	what=$1
 	shift

@@ -31,6 +31,8 @@ from raw import Raw  # noqa: E402
 import traffic as T  # noqa: E402
 from traffic import SIZE  # noqa: E402
 from peer import Peer  # noqa: E402
+from ddmin import ddmin  # noqa: E402
+from queues import QueueSteps  # noqa: E402
 
 import pyverbs.device as d  # noqa: E402
 import pyverbs.enums as e  # noqa: E402
@@ -54,8 +56,9 @@ class Divergence(Exception):
     pass
 
 
-class Run:
-    def __init__(self, seed, invalid, dev, trace=False, quiet=False, peer=None):
+class Run(QueueSteps):
+    def __init__(self, seed, invalid, dev, trace=False, quiet=False, peer=None,
+                 common=False):
         self.trace, self.quiet = trace, quiet
         self.master = random.Random(seed)   # picks the steps
         self.rng = None                     # one per step, from the step's own seed
@@ -63,6 +66,7 @@ class Run:
         self.first = None                   # (step number, text) of the first divergence
         self.invalid = invalid / 100.0
         self.log, self.log_step = [], []    # every call, and the step that made it
+        self.results = []                   # what each call gave (--record)
         self.divergences = 0
         self.ctx = d.Context(name=dev)
         self.attr = self.ctx.query_device()
@@ -70,12 +74,14 @@ class Run:
         self.gid = self.ctx.query_gid(1, self.gid_index)
         self.raw = Raw(dev)
         self.pds, self.cqs, self.qps, self.mrs, self.mws = [], [], [], [], []
+        self.srqs = []
         self.raw_qps = []        # [ptr, qp_type, set of groups]
         self.raw_mrs = []
         self.dev, self.ctx2, self.pairs = dev, None, []
         # PEER (a droce-run command for the other daemon): a pair's second
         # context is there, in a child process (peer.py), not here
         self.peer = Peer(peer) if peer else None
+        self.common = common     # leave out verbs.NOT_COMMON (the differential run)
 
     # -- checking -------------------------------------------------------
     def call(self, text, fn, want):
@@ -94,6 +100,7 @@ class Run:
         except PyverbsRDMAError as x:
             got = x.error_code if x.error_code > 0 else -1
         ok = got == want or (want == ANY and got != 0) or want == EITHER
+        self.results.append(self.name(got))
         if self.trace:
             print(f"{len(self.log):5} {text}: {self.name(got)}")
         if not ok:
@@ -120,6 +127,11 @@ class Run:
             return code
         return E.errorcode.get(code, str(code))
 
+    def avoid(self, what):
+        """Whether to leave WHAT (a key of verbs.NOT_COMMON) out."""
+        assert what in M.NOT_COMMON
+        return self.common
+
     def bad(self):
         return self.rng.random() < self.invalid
 
@@ -136,7 +148,7 @@ class Run:
     def dealloc_pd(self):
         # pyverbs closes a PD's children first, so only idle PDs are freed.
         pd = self.pick(self.pds, lambda p: not any(o["pd"] is p for o in self.qps + self.mrs
-                                                   + self.mws))
+                                                   + self.mws + self.srqs))
         if pd and self.call("ibv_dealloc_pd(pd)", pd.close, 0):
             self.pds.remove(pd)
 
@@ -248,7 +260,8 @@ class Run:
             why = f" [{why}]"
         iova = self.rng.choice((0, 0x1000, 1 << 40))
         mr = self.call(f"ibv_reg_mr_iova(iova={iova:#x}, access={acc:#x}){why}",
-                       lambda: self.raw.reg_mr_iova(4096, iova, acc), want)
+                       lambda: self.raw.reg_mr_iova(4096, iova, acc,
+                                                    self.avoid("iova page offset")), want)
         if mr:
             self.raw_mrs.append(mr)
 
@@ -257,7 +270,7 @@ class Run:
             mr = self.raw_mrs.pop()
             self.call("ibv_dereg_mr(iova mr)", lambda: self.raw.dereg_mr(mr), 0)
             return
-        m = self.pick(self.mrs)
+        m = self.pick(self.mrs, lambda m: not (m["windows"] and self.avoid("dereg_mr errno")))
         if not m:
             return
         want = ANY if m["windows"] else 0
@@ -335,7 +348,8 @@ class Run:
             return
         x = q["qp"]
         m = self.pick(self.mrs, lambda m: m["pd"] is q["pd"] and m["access"] & M.REMOTE_WRITE)
-        how = self.rng.choice(("abort", "empty", "bad-op") + ("write",) * (3 if m else 0))
+        bad_op = () if self.avoid("builder outside send_ops_flags") else ("bad-op",)
+        how = self.rng.choice(("abort", "empty") + bad_op + ("write",) * (3 if m else 0))
         x.wr_start()
         if how == "abort":     # cannot fail: logged, nothing to check
             x.wr_abort()
@@ -408,6 +422,7 @@ class Run:
         """Log a value the model predicts; a mismatch is a divergence."""
         self.log.append(text)
         self.log_step.append(len(self.steps))
+        self.results.append(repr(got))
         if self.trace:
             print(f"{len(self.log):5} {text}: {got}")
         if got != want:
@@ -421,13 +436,28 @@ class Run:
         if two and self.ctx2 is None:
             self.ctx2 = lib.Context(name=self.dev)
         where = ("two daemons" if self.peer else "two contexts") if two else "loopback"
+        srq = self.rng.random() < 0.3        # side b takes its receives from an SRQ
+        where += ", b on an SRQ" if srq else ""
+        ops = None
+        if qpt == M.QPT_UC and self.avoid("uc local_inv"):
+            ops = T.SEND_OPS[qpt] & ~e.IBV_QP_EX_WITH_LOCAL_INV
         p = self.call(f"pair of {T.NAMES[qpt]} QPs ({where}):"
                       " ibv_alloc_pd, ibv_create_cq, ibv_create_qp_ex, ibv_reg_mr,"
                       " ibv_modify_qp to RTS on each side",
                       lambda: T.Pair(self.ctx, self.ctx2 if two else self.ctx, qpt,
-                                     self.gid_index, lib if two else T.LIB), 0)
+                                     self.gid_index, lib if two else T.LIB, ops, srq), 0)
         if p:
             self.pairs.append(p)
+
+    def pair_list(self):
+        """ibv_post_send with a list of WRs on a working pair (queues.py)."""
+        p = self.pick(self.pairs, lambda p: not p.broken)
+        if p:
+            src, dst = (p.a, p.b) if self.rng.random() < 0.5 else (p.b, p.a)
+            self.post_send_list(p, src, dst)
+            for s in (p.a, p.b):
+                self.same(f"  the {SIZE} bytes of {'a' if s is p.a else 'b'}'s MR match the model",
+                          s.mr.read(SIZE, 0) == bytes(s.shadow), True)
 
     def pair_down(self):
         p = self.pick(self.pairs)
@@ -451,16 +481,22 @@ class Run:
         if p.broken:     # an error ended it: see a flush now and then, else replace it
             if p.err_side and self.rng.random() < 0.3:
                 return self.flushed(p)
-            if p.err_side and p.qpt != M.QPT_RC and self.rng.random() < 0.5:
+            if p.err_side and p.qpt != M.QPT_RC and not self.avoid("SQE") \
+                    and self.rng.random() < 0.5:
                 return self.sqe_to_rts(p)
             if self.call(f"destroy the {T.NAMES[p.qpt]} pair (after an error)", p.close, 0):
                 self.pairs.remove(p)
             return
         if p.qpt == M.QPT_UD and self.rng.random() < 0.3:
+            if self.avoid("multicast"):
+                return
             return self.mcast_send(p, src, dst)
-        if self.rng.random() < 0.1 and self.bad():
+        if self.rng.random() < 0.1 and not self.avoid("lkey of a deregistered MR") \
+                and self.bad():
             return self.local_error(p, src)
-        op = self.rng.choice([n for n, o in M.OPS.items() if p.qpt in o.qp_types])
+        op = self.rng.choice([n for n, o in M.OPS.items() if p.qpt in o.qp_types
+                              and not (n == "local_inv" and p.qpt == M.QPT_UC
+                                       and self.avoid("uc local_inv"))])
         OP_METHODS[op](self, p, src, dst, op)
         for s in (p.a, p.b):      # every byte of both MRs, after every operation
             self.same(f"  the {SIZE} bytes of {'a' if s is p.a else 'b'}'s MR match the model",
@@ -514,6 +550,12 @@ class Run:
                 self.same("  requester completion byte_len", w.byte_len, n)
         return w.status
 
+    def state_after_error(self, p, src):
+        """A send error's QP state: ERR on RC, SQE on UC and UD."""
+        if p.qpt == M.QPT_RC or not self.avoid("SQE"):
+            self.same("  QP state after the error", src.qp.query(e.IBV_QP_STATE)[0].qp_state,
+                      M.STATE_AFTER_SEND_ERROR[p.qpt])
+
     def error(self, p, src, status):
         """An RC error: the requester's QP is in ERR, the pair is done."""
         if status not in (None, 0) and p.qpt == M.QPT_RC:
@@ -537,9 +579,9 @@ class Run:
         self.same("  responder completion (wr_id, status, byte_len)",
                   (w.wr_id, WC_STATUS.get(w.status, w.status), w.byte_len),
                   (wid, "IBV_WC_SUCCESS", n + grh))
-        want_flags = (e.IBV_WC_WITH_IMM if imm is not None else 0) | flags
-        self.same("  responder wc_flags (WITH_IMM, WITH_INV)",
-                  w.wc_flags & (e.IBV_WC_WITH_IMM | e.IBV_WC_WITH_INV), want_flags)
+        mask = e.IBV_WC_WITH_IMM | (0 if self.avoid("WITH_INV flag") else e.IBV_WC_WITH_INV)
+        want_flags = ((e.IBV_WC_WITH_IMM if imm is not None else 0) | flags) & mask
+        self.same("  responder wc_flags (WITH_IMM, WITH_INV)", w.wc_flags & mask, want_flags)
         if imm is not None:   # pyverbs sends htobe32(imm) and returns the raw __be32
             self.same("  responder imm_data", w.imm_data, T.be32(imm))
         if grh:                        # the GRH bytes are the network's: take them
@@ -562,8 +604,7 @@ class Run:
                        (M.LOCAL_ERRORS[case], M.WC_SEND), n)
         if st is None:
             return
-        self.same("  QP state after the error", x.query(e.IBV_QP_STATE)[0].qp_state,
-                  M.STATE_AFTER_SEND_ERROR[p.qpt])
+        self.state_after_error(p, src)
         p.broken, p.err_side = True, src
         for s in (p.a, p.b):
             p.drain(s.cq)
@@ -578,7 +619,8 @@ class Run:
         grh = M.GRH_BYTES if p.qpt == M.QPT_UD else 0
         if p.qpt == M.QPT_UD and self.bad():
             return self.send_to_dead_qpn(p, src, n, soff)
-        short = p.qpt == M.QPT_RC and n > 0 and self.bad()
+        short = (p.qpt == M.QPT_RC and n > 0 and not self.avoid("send longer than the receive")
+                 and self.bad())
         rlen = n - 1 if short else self.rng.randint(n + grh, min(SIZE, n + grh + 64))
         roff = self.rng.randint(0, SIZE - rlen)
         data = self.fill(src, soff, n)
@@ -836,8 +878,7 @@ class Run:
             # a failed bind is a send error like any other: RC QP in ERR,
             # UC in SQE; the pair is done
             if st not in (None, 0):
-                self.same("  QP state after the error", src.qp.query(e.IBV_QP_STATE)[0].qp_state,
-                          M.STATE_AFTER_SEND_ERROR[p.qpt])
+                self.state_after_error(p, src)
                 p.broken, p.err_side = True, src
                 for s in (p.a, p.b):
                     p.drain(s.cq)
@@ -876,7 +917,8 @@ class Run:
                 (self.alloc_mw, 3 * (len(self.mws) < MAX)), (self.dealloc_mw, 2),
                 (self.bind_mw, 6), (self.wr_batch, 6), (self.mcast, 3),
                 (self.pair_up, 2 * (len(self.pairs) < 2)), (self.pair_op, 12 * bool(self.pairs)),
-                (self.pair_down, 1)]
+                (self.pair_down, 1), (self.pair_list, 2 * bool(self.pairs)),
+                (self.create_srq, 2 * (len(self.srqs) < 2)), (self.srq_op, 4 * bool(self.srqs))]
         act, = self.master.choices([a for a, _ in acts], [w for _, w in acts])
         return act.__name__
 
@@ -897,6 +939,8 @@ class Run:
             self.call("the peer process exits [teardown]", self.peer.close, 0)
         for w in self.mws:      # windows before their MRs, so dereg succeeds
             self.call("ibv_dealloc_mw(mw) [teardown]", w["mw"].close, 0)
+        for s in self.srqs:
+            self.call("ibv_destroy_srq [teardown]", s["srq"].close, 0)
         self.ctx.close()
 
 
@@ -919,7 +963,7 @@ def play(o, dev, steps=None, trace=False, quiet=False):
     stop at the first divergence when QUIET (a shrink attempt). A Python
     exception inside a step is a divergence too (the model's state is
     unknown after it, so the sequence ends there)."""
-    r = Run(o.seed, o.invalid, dev, trace, quiet, o.peer)
+    r = Run(o.seed, o.invalid, dev, trace, quiet, o.peer, o.common)
     todo = steps if steps is not None else [(None, None)] * o.steps
     try:
         for name, sub in todo:
@@ -958,22 +1002,10 @@ def shrink(o, dev, steps, want=None, keep=None):
         if keep:
             return shows(r, keep)
         return r.first is not None and kind(r.first[1]) == want
-    if not fails(steps):     # a race, not the sequence: shrinking would mislead
+    steps, tries, again = ddmin(steps, fails)
+    if not again:
         print("the divergence does not reproduce on replay (a race?): not shrunk")
         return steps
-    n, tries = 2, 1
-    while len(steps) >= 2:
-        size = -(-len(steps) // n)
-        for i in range(0, len(steps), size):
-            cand = steps[:i] + steps[i + size:]
-            tries += 1
-            if cand and fails(cand):
-                steps, n = cand, max(n - 1, 2)
-                break
-        else:
-            if n >= len(steps):
-                break
-            n = min(len(steps), 2 * n)
     print(f"shrunk to {len(steps)} steps in {tries} replays")
     return steps
 
@@ -988,6 +1020,10 @@ def main():
     ap.add_argument("--peer", metavar="COMMAND", help="the droce-run command of a second"
                     " daemon: each pair's second context is there (in a child"
                     " process, peer.py) rather than on this one")
+    ap.add_argument("--common", action="store_true", help="leave out what verbs.NOT_COMMON"
+                    " lists (Soft-RoCE's deviations): the differential run")
+    ap.add_argument("--record", metavar="FILE", help="write every call and its result"
+                    " (JSON) for a differential run (differential.py)")
     ap.add_argument("--replay", metavar="FILE", help="run the steps a JSON file recorded")
     ap.add_argument("--shrink", action="store_true",
                     help="on a divergence, reduce the sequence to a minimal one that"
@@ -1007,6 +1043,12 @@ def main():
         o.seed, o.invalid = case["seed"], case["invalid"]
         steps = [tuple(s) for s in case["steps"]]
     r = play(o, dev, steps, o.trace)
+    if o.record:
+        with open(o.record, "w") as f:
+            json.dump({"seed": o.seed, "invalid": o.invalid, "steps": r.steps,
+                       "calls": [[s, t, x] for s, t, x in zip(r.log_step, r.log, r.results)]},
+                      f)
+            f.write("\n")
     what = o.replay or f"seed {o.seed}"
     print(f"{what}: {len(r.steps)} steps, {len(r.log)} calls, {r.divergences} divergences")
     stale = o.replay and case.get("keep") and shown(r, case["keep"]) is None

@@ -66,16 +66,21 @@ class Side:
     """One end of a pair: PD, CQ, QP, its MR and the MR's shadow. LIB
     makes its objects: here, or in the peer process (peer.py)."""
 
-    def __init__(self, ctx, qpt, gid_index, lib=LIB):
+    def __init__(self, ctx, qpt, gid_index, lib=LIB, ops=None, srq=False):
         self.ctx, self.lib = ctx, lib
         self.pd = lib.PD(ctx)
         self.pd2 = lib.PD(ctx)           # another PD of the context, for invalid binds
         self.cq = lib.CQ(ctx, 64)
-        cap = lib.QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
+        # SRQ: its receives come from a shared receive queue (ibv_create_srq(3))
+        self.srq = lib.SRQ(self.pd, lib.SrqInitAttr(lib.SrqAttr(max_wr=16, max_sge=1))) \
+            if srq else None
+        cap = lib.QPCap(max_send_wr=16, max_recv_wr=0 if srq else 16, max_send_sge=1,
+                        max_recv_sge=0 if srq else 1)
         ia = lib.QPInitAttrEx(qp_type=qpt, scq=self.cq, rcq=self.cq, cap=cap, pd=self.pd,
+                              srq=self.srq,
                               comp_mask=e.IBV_QP_INIT_ATTR_PD
                               | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-                              send_ops_flags=SEND_OPS[qpt])
+                              send_ops_flags=SEND_OPS[qpt] if ops is None else ops)
         self.qp = lib.QPEx(ctx, ia)
         self.mr = lib.MR(self.pd, SIZE, FULL)
         # binds only: a window granting remote write or atomic needs the MR's
@@ -102,6 +107,8 @@ class Side:
             if err:
                 raise OSError(err, "ibv_detach_mcast at teardown")
         self.qp.close()
+        if self.srq:
+            self.srq.close()
         self.mr.close()
         self.ro.close()
         self.cq.close()
@@ -113,9 +120,10 @@ class Pair:
     """Side a on CTX_A, made here; side b on CTX_B, made with LIB_B (here,
     or in the peer process on the other daemon)."""
 
-    def __init__(self, ctx_a, ctx_b, qpt, gid_index, lib_b=LIB):
+    def __init__(self, ctx_a, ctx_b, qpt, gid_index, lib_b=LIB, ops=None, srq=False):
         self.qpt = qpt
-        self.a, self.b = Side(ctx_a, qpt, gid_index), Side(ctx_b, qpt, gid_index, lib_b)
+        self.a = Side(ctx_a, qpt, gid_index, ops=ops)
+        self.b = Side(ctx_b, qpt, gid_index, lib_b, ops, srq)
         self.gid_index = gid_index
         self.broken = False          # an RC error put a QP in ERR: the pair is done
         self.wr_id = 0
@@ -173,7 +181,7 @@ class Pair:
 
     def post_recv(self, s, off, n):
         wid = self.next_id()
-        s.qp.post_recv(s.lib.RecvWR(wid, 1, [s.lib.SGE(s.mr.buf + off, n, s.mr.lkey)]))
+        (s.srq or s.qp).post_recv(s.lib.RecvWR(wid, 1, [s.lib.SGE(s.mr.buf + off, n, s.mr.lkey)]))
         s.recvs.append((wid, off, n))
 
     @staticmethod
