@@ -712,14 +712,14 @@ class Run(QueueSteps):
             self.same("  no receive completion anywhere",
                       len(p.drain(p.a.cq)) + len(p.drain(p.b.cq)), 0)
 
-    def remote_key(self, p, dst, n, need, align=False):
+    def remote_key(self, p, dst, n, need, align=False, bad_ok=True):
         """An rkey and offset at DST for N bytes needing access NEED: the
         MR's, or a window's; or (an invalid case, N > 0: IBA 9.4.1.1 checks
         no key for a zero-length transfer) a bad one. Returns (rkey, offset,
         error case or '')."""
         def fits(w):
             return self.spot(w["off"], w["len"], n, align) is not None
-        if n and self.bad():
+        if n and bad_ok and self.bad():
             cases = ["rkey with a wrong key byte", "range past the end of the MR",
                      "rkey of a deregistered MR"]
             if any(w["valid"] and not w["access"] & need and fits(w) for w in dst.mws):
@@ -751,7 +751,9 @@ class Run(QueueSteps):
 
     def op_write(self, p, src, dst, op):
         n, soff = self.lengths(p)
-        rkey, doff, case = self.remote_key(p, dst, n, M.REMOTE_WRITE)
+        rkey, doff, case = self.remote_key(
+            p, dst, n, M.REMOTE_WRITE, bad_ok=not (op == "rdma_write_imm" and p.qpt == M.QPT_UC
+                                                   and self.avoid("uc write_imm refused")))
         data = self.fill(src, soff, n)
         imm = self.rng.getrandbits(32) if op == "rdma_write_imm" else None
         if imm is not None:

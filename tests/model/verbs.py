@@ -327,6 +327,12 @@ NOT_COMMON = {
            " SQE (IBA 10.3.1), so it cannot go back to RTS",
     "WITH_INV flag": "rxe's SEND_WITH_INV receive completions lack"
                      " IBV_WC_WITH_INV (invalidated_rkey is right)",
+    "uc write_imm refused": "rxe completes a receive with IBV_WC_REM_ACCESS_ERR"
+                            " for a UC WRITE_WITH_IMM it refuses (a bad rkey); UC has"
+                            " no error response, the responder drops the request and"
+                            " consumes no receive (REMOTE_ERRORS above)",
+    "srq granted size": "an SRQ may get more receives than asked (rxe rounds"
+                        " up, droce gives the size asked): posting past it differs",
     "dereg_mr errno": "ibv_reg_mr(3) says ibv_dereg_mr fails while a window is"
                       " bound, not with which errno: droce EBUSY, rxe EINVAL",
 }
