@@ -1159,8 +1159,10 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		return ret < 0 ? -ret : 0;
 	}
 	case DROCE_CTRL_CM_DISCONNECT:
+		/* never connected: EINVAL, as Linux's cma answers (rdma_disconnect(3)
+		 * names no errno; the verbs model's differential run found ENOTCONN) */
 		if (r->cmid == NULL)
-			return ENOTCONN;
+			return EINVAL;
 		ret = droce_cm_disconnect(r->cmid, NULL, 0, g.now);
 		return ret < 0 ? ENOTCONN : 0;
 	case DROCE_CTRL_CM_ESTABLISH:

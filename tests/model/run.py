@@ -33,6 +33,7 @@ from traffic import SIZE  # noqa: E402
 from peer import Peer  # noqa: E402
 from ddmin import ddmin  # noqa: E402
 from queues import QueueSteps  # noqa: E402
+from cm import CmSteps  # noqa: E402
 
 import pyverbs.device as d  # noqa: E402
 import pyverbs.enums as e  # noqa: E402
@@ -56,7 +57,7 @@ class Divergence(Exception):
     pass
 
 
-class Run(QueueSteps):
+class Run(QueueSteps, CmSteps):
     def __init__(self, seed, invalid, dev, trace=False, quiet=False, peer=None,
                  common=False):
         self.trace, self.quiet = trace, quiet
@@ -75,6 +76,7 @@ class Run(QueueSteps):
         self.raw = Raw(dev)
         self.pds, self.cqs, self.qps, self.mrs, self.mws = [], [], [], [], []
         self.srqs = []
+        self.cm_channel, self.cm_ids, self.cm_lost = None, [], []    # rdma_cm (cm.py)
         self.raw_qps = []        # [ptr, qp_type, set of groups]
         self.raw_mrs = []
         self.dev, self.ctx2, self.pairs = dev, None, []
@@ -920,11 +922,13 @@ class Run(QueueSteps):
                 (self.bind_mw, 6), (self.wr_batch, 6), (self.mcast, 3),
                 (self.pair_up, 2 * (len(self.pairs) < 2)), (self.pair_op, 12 * bool(self.pairs)),
                 (self.pair_down, 1), (self.pair_list, 2 * bool(self.pairs)),
-                (self.create_srq, 2 * (len(self.srqs) < 2)), (self.srq_op, 4 * bool(self.srqs))]
+                (self.create_srq, 2 * (len(self.srqs) < 2)), (self.srq_op, 4 * bool(self.srqs)),
+                (self.cm_create, len(self.cm_ids) < 2), (self.cm_op, 3 * bool(self.cm_ids))]
         act, = self.master.choices([a for a, _ in acts], [w for _, w in acts])
         return act.__name__
 
     def teardown(self):
+        self.cm_teardown()
         for qp, _, groups in self.raw_qps:
             for g in groups:
                 self.call(f"ibv_detach_mcast(group {g}) [teardown]",

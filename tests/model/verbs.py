@@ -333,6 +333,11 @@ NOT_COMMON = {
                             " consumes no receive (REMOTE_ERRORS above)",
     "srq granted size": "an SRQ may get more receives than asked (rxe rounds"
                         " up, droce gives the size asked): posting past it differs",
+    "rdma_cm preconditions": "rdma_resolve_route(3) (an address resolved first)"
+                             " and rdma_accept(3) (an id from a connect request)"
+                             " state preconditions, not errors: rdma-core's"
+                             " librdmacm dereferences what the id lacks there"
+                             " (SIGSEGV), droce's fails with EINVAL",
     "dereg_mr errno": "ibv_reg_mr(3) says ibv_dereg_mr fails while a window is"
                       " bound, not with which errno: droce EBUSY, rxe EINVAL",
 }
