@@ -594,7 +594,6 @@ class Run(QueueSteps, CmSteps):
         """Sometimes (an invalid case) a send whose SGE has the lkey of a
         deregistered MR: LOC_PROT_ERR, then the QP in ERR (UD: SQE)."""
         n = self.rng.randint(1, 256)
-        x = src.qp
 
         def build(x):
             x.wr_send()
