@@ -4,10 +4,13 @@
 pyverbs.cmid over the librdmacm the process loads (droce's under
 droce-run). Ids on one event channel walk the states of verbs.py's rdma_cm
 descriptions: created, bound to the device's own address, address and
-route resolved to it; calls made in a state that does not allow them must
-fail with the errno their page gives (rdma_resolve_route, rdma_connect,
-rdma_accept on an id that is not there yet: EINVAL; rdma_bind_addr
-twice, rdma_disconnect before a connection: EINVAL)."""
+route resolved to it, or listening; rdma_set_option(ACK_TIMEOUT) in any
+state. Calls made in a state that does not allow them must fail with
+EINVAL, as Linux's cma answers them (their pages promise a failure):
+rdma_resolve_route and rdma_connect before the route, rdma_accept and
+rdma_reject on an id no connect request made, rdma_bind_addr twice,
+rdma_listen after resolving, rdma_resolve_addr on a listener,
+rdma_disconnect before a connection; an option of the wrong size."""
 import errno as E
 import ipaddress
 
@@ -17,16 +20,21 @@ import pyverbs.cm_enums as ce
 from pyverbs.cmid import AddrInfo, CMEvent, CMEventChannel, CMID
 
 # what each state allows next, and the state it leaves
-NEXT = {M.CM_IDLE: ("bind_addr", "resolve_addr"), M.CM_BOUND: ("resolve_addr",),
-        M.CM_ADDR: ("resolve_route",), M.CM_ROUTE: ()}
+NEXT = {M.CM_IDLE: ("bind_addr", "resolve_addr"), M.CM_BOUND: ("resolve_addr", "listen"),
+        M.CM_ADDR: ("resolve_route",), M.CM_ROUTE: (), M.CM_LISTEN: ()}
+ANY_STATE = (M.CM_IDLE, M.CM_BOUND, M.CM_ADDR, M.CM_ROUTE, M.CM_LISTEN)
 # calls refused in a state, with their errno
-WRONG = {"resolve_route": ((M.CM_IDLE, M.CM_BOUND), E.EINVAL),
-         "connect": ((M.CM_IDLE, M.CM_BOUND, M.CM_ADDR), E.EINVAL),
+WRONG = {"resolve_route": ((M.CM_IDLE, M.CM_BOUND, M.CM_LISTEN), E.EINVAL),
+         "connect": ((M.CM_IDLE, M.CM_BOUND, M.CM_ADDR, M.CM_LISTEN), E.EINVAL),
+         "resolve_addr": ((M.CM_LISTEN,), E.EINVAL),
+         "listen": ((M.CM_ADDR, M.CM_ROUTE), E.EINVAL),
+         "reject": (ANY_STATE, E.EINVAL),
          # rdma_disconnect(3) promises only a failure; Linux's cma, and droce
          # since the differential run showed its ENOTCONN: EINVAL
+         # (a listener: Linux's cma answers 0, droce ENOTCONN; not tried)
          "disconnect": ((M.CM_IDLE, M.CM_BOUND, M.CM_ADDR, M.CM_ROUTE), E.EINVAL),
-         "accept": ((M.CM_IDLE, M.CM_BOUND, M.CM_ADDR, M.CM_ROUTE), E.EINVAL),
-         "bind_addr": ((M.CM_BOUND, M.CM_ADDR, M.CM_ROUTE), E.EINVAL)}
+         "accept": (ANY_STATE, E.EINVAL),
+         "bind_addr": ((M.CM_BOUND, M.CM_ADDR, M.CM_ROUTE, M.CM_LISTEN), E.EINVAL)}
 EVENT_OF = {"resolve_addr": ce.RDMA_CM_EVENT_ADDR_RESOLVED,
             "resolve_route": ce.RDMA_CM_EVENT_ROUTE_RESOLVED}
 
@@ -63,6 +71,14 @@ class CmSteps:
                 self.call(f"rdma_{n} on an id {st} [not allowed there]",
                           lambda: self.cm_call(cid, n), WRONG[n][1] or "any errno")
                 return
+        if self.rng.random() < 0.15:      # rdma_set_option(ACK_TIMEOUT), any state
+            bad = self.bad()
+            size = 3 if bad else 1
+            self.call(f"rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT, optlen={size})"
+                      + (" [not a u8]" if bad else ""),
+                      lambda: cid.set_option(ce.RDMA_OPTION_ID, ce.RDMA_OPTION_ID_ACK_TIMEOUT,
+                                             14, size), E.EINVAL if bad else 0)
+            return
         if not NEXT[st]:
             return
         n = self.rng.choice(NEXT[st])
@@ -77,7 +93,7 @@ class CmSteps:
                 self.cm_lost.append(cid)
                 return
         c["state"] = {"bind_addr": M.CM_BOUND, "resolve_addr": M.CM_ADDR,
-                      "resolve_route": M.CM_ROUTE}[n]
+                      "resolve_route": M.CM_ROUTE, "listen": M.CM_LISTEN}[n]
 
     def cm_call(self, cid, n):
         ip = self.cm_ip()
@@ -95,6 +111,10 @@ class CmSteps:
             return cid.disconnect()
         if n == "accept":
             return cid.accept()
+        if n == "listen":
+            return cid.listen(4)
+        if n == "reject":
+            return cid.reject()
         raise ValueError(n)
 
     def cm_teardown(self):

@@ -51,4 +51,6 @@ case_of uc-bind-error-sqe 'pair of uc' 'ibv_wr_bind_mw.*\[access beyond the MR.s
 case_of sqe-to-rts 'ibv_modify_qp\(SQE -> RTS\)'
 # droce bug (fixed): rdma_disconnect on an id never connected gave ENOTCONN, Linux EINVAL
 case_of rdma-disconnect-unconnected 'rdma_disconnect on an id idle'
+# droce bug (fixed): rdma_listen succeeded on an id that had resolved an address
+case_of rdma-listen-after-resolve 'rdma_listen on an id (addr|route) resolved'
 exit $fail
