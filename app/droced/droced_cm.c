@@ -414,6 +414,8 @@ rid_resolve_addr(struct rid *r, const struct droce_ctrl_cm_resolve_addr_req *q)
 
 	if (!addr_ok(&q->dst) || gid_is_any(q->dst.gid))
 		return EINVAL;
+	if (r->passive || r->cmid != NULL)	/* a listener or a connection: Linux's EINVAL */
+		return EINVAL;
 	if (src.family == 0) {
 		src = r->bound ? r->src : (struct droce_ctrl_cm_addr){ .family = q->dst.family };
 	}
@@ -1145,7 +1147,8 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		emit_simple(r, DROCE_CM_EVENT_ROUTE_RESOLVED, 0);
 		return 0;
 	case DROCE_CTRL_CM_LISTEN:
-		if (r->passive || r->cmid != NULL)
+		/* idle or bound only, as Linux's cma: not once an address was asked for */
+		if (r->passive || r->cmid != NULL || r->dst.family != 0)
 			return EINVAL;
 		if (!r->bound) {
 			struct droce_ctrl_cm_addr any = { .family = AF_INET6 };
@@ -1181,8 +1184,10 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		return ret < 0 ? -ret : 0;
 	}
 	case DROCE_CTRL_CM_DISCONNECT:
+		/* never connected: EINVAL, as Linux's cma answers (rdma_disconnect(3)
+		 * names no errno; the verbs model's differential run found ENOTCONN) */
 		if (r->cmid == NULL)
-			return ENOTCONN;
+			return EINVAL;
 		ret = droce_cm_disconnect(r->cmid, NULL, 0, g.now);
 		return ret < 0 ? ENOTCONN : 0;
 	case DROCE_CTRL_CM_ESTABLISH:

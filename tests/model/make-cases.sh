@@ -49,4 +49,8 @@ case_of ud-send-to-destroyed-qp "\[a destroyed QP's number\]"
 case_of ud-send-error-sqe 'pair of ud' 'ibv_wr_send\(ud.*\[lkey of a deregistered MR\]'
 case_of uc-bind-error-sqe 'pair of uc' 'ibv_wr_bind_mw.*\[access beyond the MR.s\]'
 case_of sqe-to-rts 'ibv_modify_qp\(SQE -> RTS\)'
+# droce bug (fixed): rdma_disconnect on an id never connected gave ENOTCONN, Linux EINVAL
+case_of rdma-disconnect-unconnected 'rdma_disconnect on an id idle'
+# droce bug (fixed): rdma_listen succeeded on an id that had resolved an address
+case_of rdma-listen-after-resolve 'rdma_listen on an id (addr|route) resolved'
 exit $fail

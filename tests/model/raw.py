@@ -77,8 +77,11 @@ class Raw:
     def detach_mcast(qp, gid):
         return _detach(qp, gid, 0)
 
-    def reg_mr_iova(self, length, iova, access):
+    def reg_mr_iova(self, length, iova, access, same_page_offset=False):
+        """SAME_PAGE_OFFSET: IOVA moved to the buffer's offset in its page."""
         buf = C.create_string_buffer(length)
+        if same_page_offset:
+            iova += C.addressof(buf) & 0xfff
         mr, err = _ptr(_reg_iova(self.pd, C.addressof(buf), length, iova, access))
         if mr:
             self.bufs[mr] = buf

@@ -4,7 +4,7 @@
 """Random verb sequences over live objects, checked against verbs.py.
 
   run.py --seed N [--steps M] [--invalid PERCENT] [--trace] [--device NAME]
-         [--shrink [--keep REGEX]... [--save FILE]]
+         [--peer COMMAND] [--shrink [--keep REGEX]... [--save FILE]]
   run.py --replay FILE [--trace]
 
 The seed alone decides the sequence: it draws each step (an action and the
@@ -12,9 +12,10 @@ step's own seed). Every call's result (success, or the errno), every
 completion and every byte the traffic moves (traffic.py) is compared with
 what the model says; each divergence is printed with the calls that led
 to it. --shrink reduces a failing sequence to a minimal one (ddmin over
-its steps) and saves it for --replay. Exit 1 on any divergence. Runs on
-one daemon: RC QPs of the object walk are connected to themselves, the
-traffic's pairs use one context or two.
+its steps) and saves it for --replay. Exit 1 on any divergence. RC QPs of
+the object walk are connected to themselves; the traffic's pairs use one
+context or two: both here, or (--peer, the droce-run command of another
+daemon) the second one in a child process on that daemon (peer.py).
 """
 import argparse
 import errno as E
@@ -29,6 +30,10 @@ import verbs as M  # noqa: E402
 from raw import Raw  # noqa: E402
 import traffic as T  # noqa: E402
 from traffic import SIZE  # noqa: E402
+from peer import Peer  # noqa: E402
+from ddmin import ddmin  # noqa: E402
+from queues import QueueSteps  # noqa: E402
+from cm import CmSteps  # noqa: E402
 
 import pyverbs.device as d  # noqa: E402
 import pyverbs.enums as e  # noqa: E402
@@ -52,8 +57,9 @@ class Divergence(Exception):
     pass
 
 
-class Run:
-    def __init__(self, seed, invalid, dev, trace=False, quiet=False):
+class Run(QueueSteps, CmSteps):
+    def __init__(self, seed, invalid, dev, trace=False, quiet=False, peer=None,
+                 common=False):
         self.trace, self.quiet = trace, quiet
         self.master = random.Random(seed)   # picks the steps
         self.rng = None                     # one per step, from the step's own seed
@@ -61,6 +67,7 @@ class Run:
         self.first = None                   # (step number, text) of the first divergence
         self.invalid = invalid / 100.0
         self.log, self.log_step = [], []    # every call, and the step that made it
+        self.results = []                   # what each call gave (--record)
         self.divergences = 0
         self.ctx = d.Context(name=dev)
         self.attr = self.ctx.query_device()
@@ -68,9 +75,15 @@ class Run:
         self.gid = self.ctx.query_gid(1, self.gid_index)
         self.raw = Raw(dev)
         self.pds, self.cqs, self.qps, self.mrs, self.mws = [], [], [], [], []
+        self.srqs = []
+        self.cm_channel, self.cm_ids, self.cm_lost = None, [], []    # rdma_cm (cm.py)
         self.raw_qps = []        # [ptr, qp_type, set of groups]
         self.raw_mrs = []
         self.dev, self.ctx2, self.pairs = dev, None, []
+        # PEER (a droce-run command for the other daemon): a pair's second
+        # context is there, in a child process (peer.py), not here
+        self.peer = Peer(peer) if peer else None
+        self.common = common     # leave out verbs.NOT_COMMON (the differential run)
 
     # -- checking -------------------------------------------------------
     def call(self, text, fn, want):
@@ -89,6 +102,7 @@ class Run:
         except PyverbsRDMAError as x:
             got = x.error_code if x.error_code > 0 else -1
         ok = got == want or (want == ANY and got != 0) or want == EITHER
+        self.results.append(self.name(got))
         if self.trace:
             print(f"{len(self.log):5} {text}: {self.name(got)}")
         if not ok:
@@ -115,6 +129,11 @@ class Run:
             return code
         return E.errorcode.get(code, str(code))
 
+    def avoid(self, what):
+        """Whether to leave WHAT (a key of verbs.NOT_COMMON) out."""
+        assert what in M.NOT_COMMON
+        return self.common
+
     def bad(self):
         return self.rng.random() < self.invalid
 
@@ -131,7 +150,7 @@ class Run:
     def dealloc_pd(self):
         # pyverbs closes a PD's children first, so only idle PDs are freed.
         pd = self.pick(self.pds, lambda p: not any(o["pd"] is p for o in self.qps + self.mrs
-                                                   + self.mws))
+                                                   + self.mws + self.srqs))
         if pd and self.call("ibv_dealloc_pd(pd)", pd.close, 0):
             self.pds.remove(pd)
 
@@ -243,7 +262,8 @@ class Run:
             why = f" [{why}]"
         iova = self.rng.choice((0, 0x1000, 1 << 40))
         mr = self.call(f"ibv_reg_mr_iova(iova={iova:#x}, access={acc:#x}){why}",
-                       lambda: self.raw.reg_mr_iova(4096, iova, acc), want)
+                       lambda: self.raw.reg_mr_iova(4096, iova, acc,
+                                                    self.avoid("iova page offset")), want)
         if mr:
             self.raw_mrs.append(mr)
 
@@ -252,7 +272,7 @@ class Run:
             mr = self.raw_mrs.pop()
             self.call("ibv_dereg_mr(iova mr)", lambda: self.raw.dereg_mr(mr), 0)
             return
-        m = self.pick(self.mrs)
+        m = self.pick(self.mrs, lambda m: not (m["windows"] and self.avoid("dereg_mr errno")))
         if not m:
             return
         want = ANY if m["windows"] else 0
@@ -330,7 +350,8 @@ class Run:
             return
         x = q["qp"]
         m = self.pick(self.mrs, lambda m: m["pd"] is q["pd"] and m["access"] & M.REMOTE_WRITE)
-        how = self.rng.choice(("abort", "empty", "bad-op") + ("write",) * (3 if m else 0))
+        bad_op = () if self.avoid("builder outside send_ops_flags") else ("bad-op",)
+        how = self.rng.choice(("abort", "empty") + bad_op + ("write",) * (3 if m else 0))
         x.wr_start()
         if how == "abort":     # cannot fail: logged, nothing to check
             x.wr_abort()
@@ -403,6 +424,7 @@ class Run:
         """Log a value the model predicts; a mismatch is a divergence."""
         self.log.append(text)
         self.log_step.append(len(self.steps))
+        self.results.append(repr(got))
         if self.trace:
             print(f"{len(self.log):5} {text}: {got}")
         if got != want:
@@ -412,15 +434,32 @@ class Run:
     def pair_up(self):
         qpt = self.rng.choice((M.QPT_RC, M.QPT_RC, M.QPT_UC, M.QPT_UD))
         two = self.rng.random() < 0.5
+        lib = self.peer.lib if self.peer else T.LIB
         if two and self.ctx2 is None:
-            self.ctx2 = d.Context(name=self.dev)
-        p = self.call(f"pair of {T.NAMES[qpt]} QPs ({'two contexts' if two else 'loopback'}):"
+            self.ctx2 = lib.Context(name=self.dev)
+        where = ("two daemons" if self.peer else "two contexts") if two else "loopback"
+        srq = self.rng.random() < 0.3        # side b takes its receives from an SRQ
+        where += ", b on an SRQ" if srq else ""
+        ops = None
+        if qpt == M.QPT_UC and self.avoid("uc local_inv"):
+            ops = T.SEND_OPS[qpt] & ~e.IBV_QP_EX_WITH_LOCAL_INV
+        p = self.call(f"pair of {T.NAMES[qpt]} QPs ({where}):"
                       " ibv_alloc_pd, ibv_create_cq, ibv_create_qp_ex, ibv_reg_mr,"
                       " ibv_modify_qp to RTS on each side",
                       lambda: T.Pair(self.ctx, self.ctx2 if two else self.ctx, qpt,
-                                     self.gid_index), 0)
+                                     self.gid_index, lib if two else T.LIB, ops, srq), 0)
         if p:
             self.pairs.append(p)
+
+    def pair_list(self):
+        """ibv_post_send with a list of WRs on a working pair (queues.py)."""
+        p = self.pick(self.pairs, lambda p: not p.broken)
+        if p:
+            src, dst = (p.a, p.b) if self.rng.random() < 0.5 else (p.b, p.a)
+            self.post_send_list(p, src, dst)
+            for s in (p.a, p.b):
+                self.same(f"  the {SIZE} bytes of {'a' if s is p.a else 'b'}'s MR match the model",
+                          s.mr.read(SIZE, 0) == bytes(s.shadow), True)
 
     def pair_down(self):
         p = self.pick(self.pairs)
@@ -444,16 +483,22 @@ class Run:
         if p.broken:     # an error ended it: see a flush now and then, else replace it
             if p.err_side and self.rng.random() < 0.3:
                 return self.flushed(p)
-            if p.err_side and p.qpt != M.QPT_RC and self.rng.random() < 0.5:
+            if p.err_side and p.qpt != M.QPT_RC and not self.avoid("SQE") \
+                    and self.rng.random() < 0.5:
                 return self.sqe_to_rts(p)
             if self.call(f"destroy the {T.NAMES[p.qpt]} pair (after an error)", p.close, 0):
                 self.pairs.remove(p)
             return
         if p.qpt == M.QPT_UD and self.rng.random() < 0.3:
+            if self.avoid("multicast"):
+                return
             return self.mcast_send(p, src, dst)
-        if self.rng.random() < 0.1 and self.bad():
+        if self.rng.random() < 0.1 and not self.avoid("lkey of a deregistered MR") \
+                and self.bad():
             return self.local_error(p, src)
-        op = self.rng.choice([n for n, o in M.OPS.items() if p.qpt in o.qp_types])
+        op = self.rng.choice([n for n, o in M.OPS.items() if p.qpt in o.qp_types
+                              and not (n == "local_inv" and p.qpt == M.QPT_UC
+                                       and self.avoid("uc local_inv"))])
         OP_METHODS[op](self, p, src, dst, op)
         for s in (p.a, p.b):      # every byte of both MRs, after every operation
             self.same(f"  the {SIZE} bytes of {'a' if s is p.a else 'b'}'s MR match the model",
@@ -464,7 +509,7 @@ class Run:
         pair carries on: the send error touched nothing else."""
         x = p.err_side.qp
         if self.call("ibv_modify_qp(SQE -> RTS)", lambda: x.modify(
-                QPAttr(qp_state=M.RTS, cur_qp_state=M.SQE),
+                p.err_side.lib.QPAttr(qp_state=M.RTS, cur_qp_state=M.SQE),
                 e.IBV_QP_STATE | e.IBV_QP_CUR_STATE), 0):
             self.same("  QP state", x.query(e.IBV_QP_STATE)[0].qp_state, M.RTS)
             self.same("  nothing left in its CQ", len(p.drain(p.err_side.cq)), 0)
@@ -479,7 +524,7 @@ class Run:
         x.wr_send()
         if p.qpt == M.QPT_UD:
             x.wr_set_ud_addr(s.ah, p.a.qp.qp_num, T.QKEY)
-        x.wr_set_sge(SGE(s.mr.buf, 1, s.mr.lkey))
+        x.wr_set_sge(s.lib.SGE(s.mr.buf, 1, s.mr.lkey))
         if self.call("ibv_wr_send on the QP in ERR", x.wr_complete, EITHER):
             wcs = p.poll(s.cq, 1)
             self.same("  its completion status", [w.status for w in wcs], [M.WC_WR_FLUSH_ERR])
@@ -507,6 +552,12 @@ class Run:
                 self.same("  requester completion byte_len", w.byte_len, n)
         return w.status
 
+    def state_after_error(self, p, src):
+        """A send error's QP state: ERR on RC, SQE on UC and UD."""
+        if p.qpt == M.QPT_RC or not self.avoid("SQE"):
+            self.same("  QP state after the error", src.qp.query(e.IBV_QP_STATE)[0].qp_state,
+                      M.STATE_AFTER_SEND_ERROR[p.qpt])
+
     def error(self, p, src, status):
         """An RC error: the requester's QP is in ERR, the pair is done."""
         if status not in (None, 0) and p.qpt == M.QPT_RC:
@@ -530,9 +581,9 @@ class Run:
         self.same("  responder completion (wr_id, status, byte_len)",
                   (w.wr_id, WC_STATUS.get(w.status, w.status), w.byte_len),
                   (wid, "IBV_WC_SUCCESS", n + grh))
-        want_flags = (e.IBV_WC_WITH_IMM if imm is not None else 0) | flags
-        self.same("  responder wc_flags (WITH_IMM, WITH_INV)",
-                  w.wc_flags & (e.IBV_WC_WITH_IMM | e.IBV_WC_WITH_INV), want_flags)
+        mask = e.IBV_WC_WITH_IMM | (0 if self.avoid("WITH_INV flag") else e.IBV_WC_WITH_INV)
+        want_flags = ((e.IBV_WC_WITH_IMM if imm is not None else 0) | flags) & mask
+        self.same("  responder wc_flags (WITH_IMM, WITH_INV)", w.wc_flags & mask, want_flags)
         if imm is not None:   # pyverbs sends htobe32(imm) and returns the raw __be32
             self.same("  responder imm_data", w.imm_data, T.be32(imm))
         if grh:                        # the GRH bytes are the network's: take them
@@ -543,20 +594,18 @@ class Run:
         """Sometimes (an invalid case) a send whose SGE has the lkey of a
         deregistered MR: LOC_PROT_ERR, then the QP in ERR (UD: SQE)."""
         n = self.rng.randint(1, 256)
-        x = src.qp
 
         def build(x):
             x.wr_send()
             if p.qpt == M.QPT_UD:
                 x.wr_set_ud_addr(src.ah, (p.b if src is p.a else p.a).qp.qp_num, T.QKEY)
-            x.wr_set_sge(SGE(src.mr.buf, n, src.dead_lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf, n, src.dead_lkey))
         case = "lkey of a deregistered MR"
         st = self.post(p, src, build, f"ibv_wr_send({T.NAMES[p.qpt]}, {n} bytes) [{case}]",
                        (M.LOCAL_ERRORS[case], M.WC_SEND), n)
         if st is None:
             return
-        self.same("  QP state after the error", x.query(e.IBV_QP_STATE)[0].qp_state,
-                  M.STATE_AFTER_SEND_ERROR[p.qpt])
+        self.state_after_error(p, src)
         p.broken, p.err_side = True, src
         for s in (p.a, p.b):
             p.drain(s.cq)
@@ -571,7 +620,8 @@ class Run:
         grh = M.GRH_BYTES if p.qpt == M.QPT_UD else 0
         if p.qpt == M.QPT_UD and self.bad():
             return self.send_to_dead_qpn(p, src, n, soff)
-        short = p.qpt == M.QPT_RC and n > 0 and self.bad()
+        short = (p.qpt == M.QPT_RC and n > 0 and not self.avoid("send longer than the receive")
+                 and self.bad())
         rlen = n - 1 if short else self.rng.randint(n + grh, min(SIZE, n + grh + 64))
         roff = self.rng.randint(0, SIZE - rlen)
         data = self.fill(src, soff, n)
@@ -592,7 +642,7 @@ class Run:
                 x.wr_send()
             if p.qpt == M.QPT_UD:
                 x.wr_set_ud_addr(src.ah, dst.qp.qp_num, T.QKEY)
-            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + soff, n, src.mr.lkey))
         want = (M.REMOTE_ERRORS["send longer than the receive"] if short else 0, M.WC_SEND)
         st = self.post(p, src, build, f"ibv_wr_{op}({T.NAMES[p.qpt]}, {n} bytes into a "
                        f"{rlen}-byte receive){' [send longer than the receive]' if short else ''}",
@@ -613,10 +663,9 @@ class Run:
             return
         g = self.rng.choice(gids)
         gi = MCAST_GIDS.index(g)
-        ptr = T.qp_pointer(dst.qp)
         if g not in dst.groups:
             if not self.call(f"ibv_attach_mcast(ud pair QP, group {gi})",
-                             lambda: T.Raw.attach_mcast(ptr, g), 0):
+                             lambda: dst.lib.attach_mcast(dst.qp, g), 0):
                 return
             dst.groups.add(g)
         n, soff = self.lengths(p, 1024)
@@ -629,14 +678,14 @@ class Run:
         def build(x):
             x.wr_send()
             x.wr_set_ud_addr(ah, M.MCAST_QPN, T.QKEY)
-            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + soff, n, src.mr.lkey))
         st = self.post(p, src, build, f"ibv_wr_send(ud, {n} bytes to group {gi})",
                        (0, M.WC_SEND), n)
         if st == 0 and self.recv_check(p, dst, n, None):
             dst.shadow[roff + M.GRH_BYTES:roff + M.GRH_BYTES + n] = data
         if self.rng.random() < 0.3 and self.call(
                 f"ibv_detach_mcast(ud pair QP, group {gi})",
-                lambda: T.Raw.detach_mcast(ptr, g), 0):
+                lambda: dst.lib.detach_mcast(dst.qp, g), 0):
             dst.groups.discard(g)
 
     def spot(self, off, length, n, align):
@@ -658,20 +707,20 @@ class Run:
         def build(x):
             x.wr_send()
             x.wr_set_ud_addr(src.ah, p.dead_qpn, T.QKEY)
-            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + soff, n, src.mr.lkey))
         if self.post(p, src, build, f"ibv_wr_send(ud, {n} bytes) [a destroyed QP's number]",
                      (0, M.WC_SEND), n) == 0:
             self.same("  no receive completion anywhere",
                       len(p.drain(p.a.cq)) + len(p.drain(p.b.cq)), 0)
 
-    def remote_key(self, p, dst, n, need, align=False):
+    def remote_key(self, p, dst, n, need, align=False, bad_ok=True):
         """An rkey and offset at DST for N bytes needing access NEED: the
         MR's, or a window's; or (an invalid case, N > 0: IBA 9.4.1.1 checks
         no key for a zero-length transfer) a bad one. Returns (rkey, offset,
         error case or '')."""
         def fits(w):
             return self.spot(w["off"], w["len"], n, align) is not None
-        if n and self.bad():
+        if n and bad_ok and self.bad():
             cases = ["rkey with a wrong key byte", "range past the end of the MR",
                      "rkey of a deregistered MR"]
             if any(w["valid"] and not w["access"] & need and fits(w) for w in dst.mws):
@@ -703,7 +752,9 @@ class Run:
 
     def op_write(self, p, src, dst, op):
         n, soff = self.lengths(p)
-        rkey, doff, case = self.remote_key(p, dst, n, M.REMOTE_WRITE)
+        rkey, doff, case = self.remote_key(
+            p, dst, n, M.REMOTE_WRITE, bad_ok=not (op == "rdma_write_imm" and p.qpt == M.QPT_UC
+                                                   and self.avoid("uc write_imm refused")))
         data = self.fill(src, soff, n)
         imm = self.rng.getrandbits(32) if op == "rdma_write_imm" else None
         if imm is not None:
@@ -714,7 +765,7 @@ class Run:
                 x.wr_rdma_write_imm(rkey, dst.mr.buf + doff, imm)
             else:
                 x.wr_rdma_write(rkey, dst.mr.buf + doff)
-            x.wr_set_sge(SGE(src.mr.buf + soff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + soff, n, src.mr.lkey))
         st = self.post(p, src, build, f"ibv_wr_{op}({T.NAMES[p.qpt]}, {n} bytes at "
                        f"+{doff}){f' [{case}]' if case else ''}",
                        (self.remote_outcome(p, case), M.WC_RDMA_WRITE), n)
@@ -741,7 +792,7 @@ class Run:
 
         def build(x):
             x.wr_rdma_write_imm(dst.mr.rkey, dst.mr.buf, imm)
-            x.wr_set_sge(SGE(src.mr.buf, 0, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf, 0, src.mr.lkey))
         if self.post(p, src, build, "  UC: a 0-byte WRITE_WITH_IMM behind it",
                      (0, M.WC_RDMA_WRITE), 0) == 0:
             self.recv_check(p, dst, 0, imm)
@@ -752,7 +803,7 @@ class Run:
 
         def build(x):
             x.wr_rdma_read(rkey, dst.mr.buf + roff)
-            x.wr_set_sge(SGE(src.mr.buf + loff, n, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + loff, n, src.mr.lkey))
         st = self.post(p, src, build, f"ibv_wr_rdma_read({n} bytes at +{roff})"
                        f"{f' [{case}]' if case else ''}",
                        (self.remote_outcome(p, case), M.WC_RDMA_READ), n)
@@ -777,7 +828,7 @@ class Run:
                 x.wr_atomic_fetch_add(rkey, dst.mr.buf + roff, a)
             else:
                 x.wr_atomic_cmp_swp(rkey, dst.mr.buf + roff, a, b)
-            x.wr_set_sge(SGE(src.mr.buf + loff, 8, src.mr.lkey))
+            x.wr_set_sge(src.lib.SGE(src.mr.buf + loff, 8, src.mr.lkey))
         wc = M.WC_FETCH_ADD if op == "atomic_fetch_add" else M.WC_COMP_SWAP
         st = self.post(p, src, build, f"ibv_wr_{op}(at +{roff}, {a:#x}, {b:#x})"
                        f"{f' [{case}]' if case else ''}",
@@ -798,10 +849,8 @@ class Run:
         bad = self.bad()
         case = self.rng.choice(("window of another PD", "access beyond the MR's",
                                 "one byte past the MR")) if bad else ""
-        pd = dst.pd if case == "window of another PD" else src.pd
-        if pd is src.pd and pd is dst.pd:
-            case = ""
-        mw = self.call("ibv_alloc_mw(type 2)", lambda: MW(pd, M.MW_TYPE_2), 0)
+        pd = src.pd2 if case == "window of another PD" else src.pd
+        mw = self.call("ibv_alloc_mw(type 2)", lambda: src.lib.MW(pd, M.MW_TYPE_2), 0)
         if not mw:
             return
         mr = src.mr
@@ -819,7 +868,7 @@ class Run:
         if case == "access beyond the MR's":   # IBA C10-75: needs the MR's local write
             acc = M.REMOTE_WRITE
         rkey = T.inc_rkey(mw.rkey)
-        info = MWBindInfo(mr, mr.buf + off, n, acc)
+        info = src.lib.MWBindInfo(mr, mr.buf + off, n, acc)
         want = (M.WC_MW_BIND_ERR if case else 0, M.WC_BIND_MW)
         st = self.post(p, src, lambda x: x.wr_bind_mw(mw, rkey, info),
                        f"ibv_wr_bind_mw(type 2, +{off}, {n} bytes, access={acc:#x})"
@@ -832,8 +881,7 @@ class Run:
             # a failed bind is a send error like any other: RC QP in ERR,
             # UC in SQE; the pair is done
             if st not in (None, 0):
-                self.same("  QP state after the error", src.qp.query(e.IBV_QP_STATE)[0].qp_state,
-                          M.STATE_AFTER_SEND_ERROR[p.qpt])
+                self.state_after_error(p, src)
                 p.broken, p.err_side = True, src
                 for s in (p.a, p.b):
                     p.drain(s.cq)
@@ -872,11 +920,14 @@ class Run:
                 (self.alloc_mw, 3 * (len(self.mws) < MAX)), (self.dealloc_mw, 2),
                 (self.bind_mw, 6), (self.wr_batch, 6), (self.mcast, 3),
                 (self.pair_up, 2 * (len(self.pairs) < 2)), (self.pair_op, 12 * bool(self.pairs)),
-                (self.pair_down, 1)]
+                (self.pair_down, 1), (self.pair_list, 2 * bool(self.pairs)),
+                (self.create_srq, 2 * (len(self.srqs) < 2)), (self.srq_op, 4 * bool(self.srqs)),
+                (self.cm_create, len(self.cm_ids) < 2), (self.cm_op, 3 * bool(self.cm_ids))]
         act, = self.master.choices([a for a, _ in acts], [w for _, w in acts])
         return act.__name__
 
     def teardown(self):
+        self.cm_teardown()
         for qp, _, groups in self.raw_qps:
             for g in groups:
                 self.call(f"ibv_detach_mcast(group {g}) [teardown]",
@@ -889,8 +940,12 @@ class Run:
             self.call("destroy the pair [teardown]", p.close, 0)
         if self.ctx2:
             self.ctx2.close()
+        if self.peer:
+            self.call("the peer process exits [teardown]", self.peer.close, 0)
         for w in self.mws:      # windows before their MRs, so dereg succeeds
             self.call("ibv_dealloc_mw(mw) [teardown]", w["mw"].close, 0)
+        for s in self.srqs:
+            self.call("ibv_destroy_srq [teardown]", s["srq"].close, 0)
         self.ctx.close()
 
 
@@ -913,7 +968,7 @@ def play(o, dev, steps=None, trace=False, quiet=False):
     stop at the first divergence when QUIET (a shrink attempt). A Python
     exception inside a step is a divergence too (the model's state is
     unknown after it, so the sequence ends there)."""
-    r = Run(o.seed, o.invalid, dev, trace, quiet)
+    r = Run(o.seed, o.invalid, dev, trace, quiet, o.peer, o.common)
     todo = steps if steps is not None else [(None, None)] * o.steps
     try:
         for name, sub in todo:
@@ -952,22 +1007,10 @@ def shrink(o, dev, steps, want=None, keep=None):
         if keep:
             return shows(r, keep)
         return r.first is not None and kind(r.first[1]) == want
-    if not fails(steps):     # a race, not the sequence: shrinking would mislead
+    steps, tries, again = ddmin(steps, fails)
+    if not again:
         print("the divergence does not reproduce on replay (a race?): not shrunk")
         return steps
-    n, tries = 2, 1
-    while len(steps) >= 2:
-        size = -(-len(steps) // n)
-        for i in range(0, len(steps), size):
-            cand = steps[:i] + steps[i + size:]
-            tries += 1
-            if cand and fails(cand):
-                steps, n = cand, max(n - 1, 2)
-                break
-        else:
-            if n >= len(steps):
-                break
-            n = min(len(steps), 2 * n)
     print(f"shrunk to {len(steps)} steps in {tries} replays")
     return steps
 
@@ -979,6 +1022,13 @@ def main():
     ap.add_argument("--invalid", type=int, default=20, help="percent of invalid calls")
     ap.add_argument("--trace", action="store_true", help="print every call")
     ap.add_argument("--device", default=os.environ.get("DROCE_DEV"))
+    ap.add_argument("--peer", metavar="COMMAND", help="the droce-run command of a second"
+                    " daemon: each pair's second context is there (in a child"
+                    " process, peer.py) rather than on this one")
+    ap.add_argument("--common", action="store_true", help="leave out what verbs.NOT_COMMON"
+                    " lists (Soft-RoCE's deviations): the differential run")
+    ap.add_argument("--record", metavar="FILE", help="write every call and its result"
+                    " (JSON) for a differential run (differential.py)")
     ap.add_argument("--replay", metavar="FILE", help="run the steps a JSON file recorded")
     ap.add_argument("--shrink", action="store_true",
                     help="on a divergence, reduce the sequence to a minimal one that"
@@ -998,6 +1048,12 @@ def main():
         o.seed, o.invalid = case["seed"], case["invalid"]
         steps = [tuple(s) for s in case["steps"]]
     r = play(o, dev, steps, o.trace)
+    if o.record:
+        with open(o.record, "w") as f:
+            json.dump({"seed": o.seed, "invalid": o.invalid, "steps": r.steps,
+                       "calls": [[s, t, x] for s, t, x in zip(r.log_step, r.log, r.results)]},
+                      f)
+            f.write("\n")
     what = o.replay or f"seed {o.seed}"
     print(f"{what}: {len(r.steps)} steps, {len(r.log)} calls, {r.divergences} divergences")
     stale = o.replay and case.get("keep") and shown(r, case["keep"]) is None

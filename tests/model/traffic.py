@@ -7,17 +7,20 @@ opcode, byte_len, imm, wr_id) and every byte of both MRs checked against a
 shadow copy kept from verbs.OPS and verbs.REMOTE_ERRORS."""
 import struct
 import time
+from types import SimpleNamespace
 
 import verbs as M
 from raw import Raw, qp_pointer
 
 import pyverbs.enums as e
+import pyverbs.device as d
 from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
-from pyverbs.mr import MR
+from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.pd import PD
 from pyverbs.qp import QPAttr, QPCap, QPEx, QPInitAttrEx
-from pyverbs.wr import RecvWR, SGE
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr, SrqInitAttrEx
+from pyverbs.wr import RecvWR, SendWR, SGE
 
 SIZE = 4096
 FULL = (M.LOCAL_WRITE | M.REMOTE_WRITE | M.REMOTE_READ | M.REMOTE_ATOMIC | M.MW_BIND)
@@ -36,33 +39,59 @@ SEND_OPS = {
 }
 
 
+def _attach(qp, gid):
+    return Raw.attach_mcast(qp_pointer(qp), gid)
+
+
+def _detach(qp, gid):
+    return Raw.detach_mcast(qp_pointer(qp), gid)
+
+
+# What a side makes its objects with: here, or (peer.py) in the process
+# on the other daemon, where Peer.lib.X runs LIB.X.
+LIB = SimpleNamespace(
+    Context=d.Context, PD=PD, CQ=CQ, QPEx=QPEx, QPInitAttrEx=QPInitAttrEx, QPCap=QPCap,
+    QPAttr=QPAttr, MR=MR, MW=MW, MWBindInfo=MWBindInfo, SGE=SGE, RecvWR=RecvWR,
+    SendWR=SendWR, AH=AH, AHAttr=AHAttr, GID=GID, GlobalRoute=GlobalRoute, SRQ=SRQ,
+    SrqAttr=SrqAttr, SrqInitAttr=SrqInitAttr, SrqInitAttrEx=SrqInitAttrEx,
+    attach_mcast=_attach, detach_mcast=_detach)
+
+
 def inc_rkey(k):
     """ibv_inc_rkey(): the next key byte, same index."""
     return (k & ~0xff) | ((k + 1) & 0xff)
 
 
 class Side:
-    """One end of a pair: PD, CQ, QP, its MR and the MR's shadow."""
+    """One end of a pair: PD, CQ, QP, its MR and the MR's shadow. LIB
+    makes its objects: here, or in the peer process (peer.py)."""
 
-    def __init__(self, ctx, qpt, gid_index):
-        self.ctx = ctx
-        self.pd = PD(ctx)
-        self.cq = CQ(ctx, 64)
-        cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
-        ia = QPInitAttrEx(qp_type=qpt, scq=self.cq, rcq=self.cq, cap=cap, pd=self.pd,
-                          comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-                          send_ops_flags=SEND_OPS[qpt])
-        self.qp = QPEx(ctx, ia)
-        self.mr = MR(self.pd, SIZE, FULL)
+    def __init__(self, ctx, qpt, gid_index, lib=LIB, ops=None, srq=False):
+        self.ctx, self.lib = ctx, lib
+        self.pd = lib.PD(ctx)
+        self.pd2 = lib.PD(ctx)           # another PD of the context, for invalid binds
+        self.cq = lib.CQ(ctx, 64)
+        # SRQ: its receives come from a shared receive queue (ibv_create_srq(3))
+        self.srq = lib.SRQ(self.pd, lib.SrqInitAttr(lib.SrqAttr(max_wr=16, max_sge=1))) \
+            if srq else None
+        cap = lib.QPCap(max_send_wr=16, max_recv_wr=0 if srq else 16, max_send_sge=1,
+                        max_recv_sge=0 if srq else 1)
+        ia = lib.QPInitAttrEx(qp_type=qpt, scq=self.cq, rcq=self.cq, cap=cap, pd=self.pd,
+                              srq=self.srq,
+                              comp_mask=e.IBV_QP_INIT_ATTR_PD
+                              | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                              send_ops_flags=SEND_OPS[qpt] if ops is None else ops)
+        self.qp = lib.QPEx(ctx, ia)
+        self.mr = lib.MR(self.pd, SIZE, FULL)
         # binds only: a window granting remote write or atomic needs the MR's
         # local write (IBA C10-75), which this one lacks
-        self.ro = MR(self.pd, SIZE, M.REMOTE_READ | M.MW_BIND)
+        self.ro = lib.MR(self.pd, SIZE, M.REMOTE_READ | M.MW_BIND)
         self.shadow = bytearray(SIZE)
-        dead = MR(self.pd, SIZE, FULL)   # the keys of a destroyed MR, for invalid WRs
+        dead = lib.MR(self.pd, SIZE, FULL)   # the keys of a destroyed MR, for invalid WRs
         self.dead_lkey, self.dead_rkey = dead.lkey, dead.rkey
         dead.close()
         self.mr.write(bytes(SIZE), SIZE, 0)
-        self.gid = ctx.query_gid(1, gid_index)
+        self.gid = ctx.query_gid(1, gid_index).gid    # as text: usable on either side
         self.recvs = []              # posted receives: (wr_id, offset, length)
         self.mws = []                # type 2 windows: {"mw", "rkey", "off", "len", "valid"}
         self.groups = set()          # the multicast GIDs (bytes) its QP is attached to
@@ -74,20 +103,27 @@ class Side:
         for w in self.mws:
             w["mw"].close()
         for g in self.groups:        # groups are left before the QP goes
-            err = Raw.detach_mcast(qp_pointer(self.qp), g)
+            err = self.lib.detach_mcast(self.qp, g)
             if err:
                 raise OSError(err, "ibv_detach_mcast at teardown")
         self.qp.close()
+        if self.srq:
+            self.srq.close()
         self.mr.close()
         self.ro.close()
         self.cq.close()
         self.pd.close()
+        self.pd2.close()
 
 
 class Pair:
-    def __init__(self, ctx_a, ctx_b, qpt, gid_index):
+    """Side a on CTX_A, made here; side b on CTX_B, made with LIB_B (here,
+    or in the peer process on the other daemon)."""
+
+    def __init__(self, ctx_a, ctx_b, qpt, gid_index, lib_b=LIB, ops=None, srq=False):
         self.qpt = qpt
-        self.a, self.b = Side(ctx_a, qpt, gid_index), Side(ctx_b, qpt, gid_index)
+        self.a = Side(ctx_a, qpt, gid_index, ops=ops)
+        self.b = Side(ctx_b, qpt, gid_index, lib_b, ops, srq)
         self.gid_index = gid_index
         self.broken = False          # an RC error put a QP in ERR: the pair is done
         self.wr_id = 0
@@ -95,30 +131,31 @@ class Pair:
             self.connect(s, peer)
         if qpt == M.QPT_UD:
             for s, peer in ((self.a, self.b), (self.b, self.a)):
-                s.ah = AH(s.pd, attr=self.ah_attr(peer))
-            dead = QPEx(ctx_b, QPInitAttrEx(   # a destroyed QP's number, for invalid sends
+                s.ah = s.lib.AH(s.pd, attr=self.ah_attr(s, peer.gid))
+            lib = self.b.lib
+            dead = lib.QPEx(ctx_b, lib.QPInitAttrEx(   # a destroyed QP's number, for invalid sends
                 qp_type=qpt, scq=self.b.cq, rcq=self.b.cq, pd=self.b.pd,
-                cap=QPCap(max_send_wr=1, max_recv_wr=1, max_send_sge=1, max_recv_sge=1),
+                cap=lib.QPCap(max_send_wr=1, max_recv_wr=1, max_send_sge=1, max_recv_sge=1),
                 comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
                 send_ops_flags=SEND_OPS[qpt]))
             self.dead_qpn = dead.qp_num
             dead.close()
 
-    def ah_attr(self, peer):
-        return AHAttr(gr=GlobalRoute(dgid=peer.gid, sgid_index=self.gid_index),
-                      is_global=1, port_num=1)
+    def ah_attr(self, s, gid):
+        """S's address attributes to the GID (text)."""
+        lib = s.lib
+        return lib.AHAttr(gr=lib.GlobalRoute(dgid=lib.GID(gid), sgid_index=self.gid_index),
+                          is_global=1, port_num=1)
 
     def group_ah(self, s, gid):
         """SIDE's AH to the multicast group GID (16 bytes)."""
         if gid not in s.group_ahs:
             text = ":".join(gid[i:i + 2].hex() for i in range(0, 16, 2))
-            s.group_ahs[gid] = AH(s.pd, attr=AHAttr(
-                gr=GlobalRoute(dgid=GID(text), sgid_index=self.gid_index),
-                is_global=1, port_num=1))
+            s.group_ahs[gid] = s.lib.AH(s.pd, attr=self.ah_attr(s, text))
         return s.group_ahs[gid]
 
     def connect(self, s, peer):
-        a = QPAttr()
+        a = s.lib.QPAttr()
         a.port_num, a.pkey_index = 1, 0
         if self.qpt == M.QPT_UD:
             a.qkey = QKEY
@@ -127,7 +164,7 @@ class Pair:
             if self.qpt == M.QPT_RC:
                 a.qp_access_flags |= M.REMOTE_ATOMIC
             a.dest_qp_num = peer.qp.qp_num
-            a.ah_attr = self.ah_attr(peer)
+            a.ah_attr = self.ah_attr(s, peer.gid)
             a.path_mtu, a.max_dest_rd_atomic, a.min_rnr_timer = e.IBV_MTU_1024, 4, 12
             a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic = 14, 7, 7, 4
         s.qp.to_init(a)
@@ -144,7 +181,7 @@ class Pair:
 
     def post_recv(self, s, off, n):
         wid = self.next_id()
-        s.qp.post_recv(RecvWR(wid, 1, [SGE(s.mr.buf + off, n, s.mr.lkey)]))
+        (s.srq or s.qp).post_recv(s.lib.RecvWR(wid, 1, [s.lib.SGE(s.mr.buf + off, n, s.mr.lkey)]))
         s.recvs.append((wid, off, n))
 
     @staticmethod
