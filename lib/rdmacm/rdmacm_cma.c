@@ -36,6 +36,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,8 +227,13 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 	if (ch == NULL)
 		return;
+	atomic_store(&ch->closing, true);
 	close(ch->sock);	/* droced drops every id still on it */
 	close(ch->ch.fd);
+	/* a thread blocked in rdma_get_cm_event keeps the channel: it wakes
+	 * to the end of droced's pipe and must find it to know why */
+	if (atomic_load(&ch->readers) != 0)
+		return;
 	pthread_mutex_destroy(&ch->lock);
 	free(ch);
 }
@@ -1043,21 +1050,33 @@ conn_request(struct rdmacm_chan *ch, struct rdmacm_event *e, const struct droce_
 	return 0;
 }
 
-/* Read events until one is for the application (some are handled here). */
-RDMACM_EXPORT int
-rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+/*
+ * The channel was destroyed under a thread blocked in rdma_get_cm_event
+ * (rping's event thread, when main returns): on Linux that read never
+ * returns, so neither does this one. An error here would make such a
+ * thread report a failure (rping exits 255) while its process ends well.
+ */
+static void
+park_forever(void)
 {
-	struct rdmacm_chan *ch = (struct rdmacm_chan *)channel;
+	for (;;)
+		pause();
+}
+
+/* Read events until one is for the application (some are handled here). */
+static int
+get_cm_event(struct rdmacm_chan *ch, struct rdma_cm_event **event)
+{
 	struct droce_ctrl_cm_event w;
 	struct rdmacm_event *e;
 	struct rdmacm_id *i;
 	ssize_t n;
 	int ret;
 
-	if (ch == NULL || event == NULL)
-		return rdmacm_err(EINVAL);
 again:
 	n = read(ch->ch.fd, &w, sizeof(w));
+	if (n <= 0 && atomic_load(&ch->closing))
+		park_forever();
 	if (n < 0)
 		return -1;		/* EAGAIN on a non-blocking channel, EINTR... */
 	if (n == 0)
@@ -1122,6 +1141,20 @@ again:
 	}
 	*event = &e->ev;
 	return 0;
+}
+
+RDMACM_EXPORT int
+rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	struct rdmacm_chan *ch = (struct rdmacm_chan *)channel;
+	int ret;
+
+	if (ch == NULL || event == NULL)
+		return rdmacm_err(EINVAL);
+	atomic_fetch_add(&ch->readers, 1);
+	ret = get_cm_event(ch, event);
+	atomic_fetch_sub(&ch->readers, 1);
+	return ret;
 }
 
 RDMACM_EXPORT int

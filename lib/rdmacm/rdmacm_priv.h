@@ -39,6 +39,8 @@ struct rdmacm_chan {
 	int sock;			/* control connection to droced */
 	pthread_mutex_t lock;		/* one call at a time on sock; the id list */
 	struct rdmacm_id *ids;
+	_Atomic unsigned int readers;	/* threads inside rdma_get_cm_event */
+	_Atomic bool closing;		/* rdma_destroy_event_channel ran */
 };
 
 /** A multicast group an id joined (rdma_join_multicast). */

@@ -15,14 +15,19 @@
  * are its QP's traffic class and timeout; the passive side's QP is made
  * on the id's SRQ (rdma_create_srq), a SEND lands there, byte for byte;
  * rdma_notify(COMM_EST) is EINVAL on the active side and EISCONN once
- * established. Exit 0 when every check passed.
+ * established. A thread blocked in rdma_get_cm_event on a channel the
+ * application destroys does not return (as on Linux, where rping's event
+ * thread relies on it). Exit 0 when every check passed.
  */
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -287,6 +292,37 @@ connection(const char *ip)
 	rdma_destroy_id(l);
 }
 
+static atomic_int blocked_returned;
+
+static void *
+blocked_reader(void *arg)
+{
+	struct rdma_cm_event *e;
+
+	rdma_get_cm_event(arg, &e);
+	atomic_store(&blocked_returned, 1);
+	return NULL;
+}
+
+/* rping's event thread, blocked on its channel when main destroys it. */
+static void
+destroyed_under_reader(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	pthread_t t;
+
+	if (ch == NULL || pthread_create(&t, NULL, blocked_reader, ch) != 0) {
+		CHECK(0, "a second event channel and its reader");
+		return;
+	}
+	usleep(200 * 1000);
+	rdma_destroy_event_channel(ch);
+	sleep(1);	/* droced drops the channel's end meanwhile */
+	CHECK(!atomic_load(&blocked_returned),
+	      "rdma_get_cm_event blocked on a channel destroyed under it does not return");
+	pthread_detach(t);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -305,6 +341,7 @@ main(int argc, char **argv)
 	CHECK(!afonly_try(argv[1], 20888, 1), "an AFONLY [::] listener refuses an IPv4 peer");
 	CHECK(afonly_try(argv[1], 20889, 0), "a [::] listener without AFONLY takes an IPv4 peer");
 	connection(argv[1]);
+	destroyed_under_reader();
 	rdma_destroy_event_channel(chan);
 	printf("%s: %d failed\n", argv[0], failures);
 	return failures != 0;
