@@ -60,6 +60,14 @@ struct droced_call {
 	void (*fn)(struct droced_call *c);
 	void *arg;
 	_Atomic int done;
+	bool quiet;		/* housekeeping (sysfs' snapshot): no sign of traffic */
+};
+
+/* What droced_worker_mailbox found. */
+enum droced_mail {
+	DROCED_MAIL_NONE,
+	DROCED_MAIL_QUIET,	/* a quiet call ran */
+	DROCED_MAIL_ACTIVE,	/* a client's request ran */
 };
 
 struct droced {
@@ -79,8 +87,8 @@ struct droced {
 /* Hand @c to the worker and wait until it ran. Control thread. */
 void droced_call_worker(struct droced *d, struct droced_call *c);
 
-/* Worker: run a pending call, if any. @return true if one ran. */
-bool droced_worker_mailbox(struct droced *d);
+/* Worker: run a pending call, if any. */
+enum droced_mail droced_worker_mailbox(struct droced *d);
 
 /*
  * --idle wait (droced_wait.c): set up the epoll set (and conf->wait_epfd,

@@ -52,17 +52,19 @@ droced_call_worker(struct droced *d, struct droced_call *c)
 	}
 }
 
-bool
+enum droced_mail
 droced_worker_mailbox(struct droced *d)
 {
 	struct droced_call *c = atomic_load_explicit(&d->mailbox, memory_order_acquire);
+	bool quiet;
 
 	if (c == NULL)
-		return false;
+		return DROCED_MAIL_NONE;
+	quiet = c->quiet;	/* c may be gone once done is set */
 	c->fn(c);
 	atomic_store(&d->mailbox, NULL);
 	atomic_store_explicit(&c->done, 1, memory_order_release);
-	return true;
+	return quiet ? DROCED_MAIL_QUIET : DROCED_MAIL_ACTIVE;
 }
 
 int

@@ -46,11 +46,14 @@ worker_loop(struct droced *d)
 		uint64_t now = droce_now_ns();
 		unsigned int work = 0;
 		/*
-		 * A control call (one a second from the sysfs refresh) is no
-		 * traffic: it must not keep the idle modes from their deep naps.
+		 * A client's request is a conversation (a perftest server binds,
+		 * listens, ... while its peer's REQ is on the way): the next one
+		 * must not wait out a nap. sysfs' snapshot, once a second, is no
+		 * traffic and must not keep the idle modes from their deep naps.
 		 */
-		bool call = droced_worker_mailbox(d);
+		enum droced_mail mail = droced_worker_mailbox(d);
 
+		work += mail == DROCED_MAIL_ACTIVE;
 		work += droce_dev_doorbells(d->dev, now);
 		work += droced_port_rx(d, now);
 		work += droce_dev_poll(d->dev, now);
@@ -61,7 +64,7 @@ worker_loop(struct droced *d)
 			last_work = now;
 			continue;
 		}
-		if (call)
+		if (mail != DROCED_MAIL_NONE)
 			continue;
 		if (d->opts.idle == DROCE_IDLE_WAIT && now - last_work >= DROCE_IDLE_SPIN_NS)
 			droced_wait(d, now, last_work);

@@ -349,7 +349,7 @@ droced_sysfs_init(struct droced *d, const struct droce_dev_conf *conf)
 void
 droced_sysfs_tick(struct droced *d)
 {
-	struct sysfs_snap s = { .c.fn = do_snapshot, .d = d };
+	struct sysfs_snap s = { .c.fn = do_snapshot, .c.quiet = true, .d = d };
 	uint64_t now = droce_now_ns();
 
 	if (!sy.on || now < sy.next_ns)

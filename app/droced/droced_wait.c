@@ -125,7 +125,7 @@ droced_wait(struct droced *d, uint64_t now, uint64_t last_work)
 	if (d->wait_port_fd >= 0)
 		droced_port_wait_drain(d->wait_port_fd);
 	/* a last look: what came before the flags were up raised no wake-up */
-	work = droced_worker_mailbox(d);
+	work = droced_worker_mailbox(d) != DROCED_MAIL_NONE;
 	work += droce_dev_doorbells(d->dev, now);
 	work += droced_port_rx(d, now);
 	if (work == 0) {

@@ -231,14 +231,10 @@ if [ $mode = pair ]; then
 	halfway_run active-killed-mid-handshake A stall-active B peer-passive 20891 peer accepted
 fi
 
-# tool_run NAME SERVER_SIDE CLIENT_SIDE SERVER_CMD CLIENT_CMD: a server and
-# a client tool through droce-run ($ip in CLIENT_CMD is the server's
-# address); both exit statuses decide. The client's daemon must have sent CM
-# MADs meanwhile, so the tool really connected through rdma_cm.
-tool_run() {
-	name=$1 srv=$2 cli=$3 scmd=$4 ccmd=$5
-	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
-	wait_no_listener "$srv" || { fail=1; return; }
+# One run of tool_run's pair; 0 if the client was rejected with the server
+# still waiting (the server is then stopped), 1 otherwise.
+tool_try() {
+	wait_no_listener "$srv" || { fail=1; return 1; }
 	mads=$(cm_stat "$cli" cm_TX_MADS)
 	eval "$run_s timeout $tmo $scmd" >"$log/$name.server" 2>&1 &
 	pid=$!
@@ -249,8 +245,37 @@ tool_run() {
 	else
 		kill "$pid" 2>/dev/null
 	fi
+	if [ $rc_c != 0 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8" "$log/$name.client" &&
+		kill -0 "$pid" 2>/dev/null; then
+		kill $(pgrep -P "$pid") 2>/dev/null
+		wait "$pid"
+		rc_s=124	# stopped waiting, as its timeout would have
+		return 0
+	fi
 	wait "$pid"
 	rc_s=$?
+	return 1
+}
+
+# tool_run NAME SERVER_SIDE CLIENT_SIDE SERVER_CMD CLIENT_CMD: a server and
+# a client tool through droce-run ($ip in CLIENT_CMD is the server's
+# address); both exit statuses decide. The client's daemon must have sent CM
+# MADs meanwhile, so the tool really connected through rdma_cm.
+#
+# perftest's -R makes two connections in turn, and its client's second REQ
+# does not wait for its server's second rdma_listen: when it overtakes it
+# (seen on a loaded 2-core machine, against Linux's kernel CM as well), the
+# CM rejects it as it must (REJ 8, Invalid Service ID), the client crashes
+# and the server waits for ever. That one signature, and only for
+# perftest, is run again once, saying so.
+tool_run() {
+	name=$1 srv=$2 cli=$3 scmd=$4 ccmd=$5
+	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
+	attempt=1
+	while tool_try && [ $attempt = 1 ] && case "$name" in ib_*) true ;; *) false ;; esac; do
+		echo "     $name: perftest's second REQ overtook its server's second listen (REJ 8): once more"
+		attempt=2
+	done
 	sent=$(($(cm_stat "$cli" cm_TX_MADS) - mads))
 	if [ $rc_s = 0 ] && [ $rc_c = 0 ] && [ $sent -gt 0 ]; then
 		echo "ok   $name: both sides exit 0, $sent CM MADs from the client's daemon"
