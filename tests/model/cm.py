@@ -31,7 +31,7 @@ WRONG = {"resolve_route": ((M.CM_IDLE, M.CM_BOUND, M.CM_LISTEN), E.EINVAL),
          "reject": (ANY_STATE, E.EINVAL),
          # rdma_disconnect(3) promises only a failure; Linux's cma, and droce
          # since the differential run showed its ENOTCONN: EINVAL
-         # (a listener: Linux's cma answers 0, droce ENOTCONN; not tried)
+         # (a listener: not tried; droce gives ENOTCONN, Linux's answer unchecked)
          "disconnect": ((M.CM_IDLE, M.CM_BOUND, M.CM_ADDR, M.CM_ROUTE), E.EINVAL),
          "accept": (ANY_STATE, E.EINVAL),
          "bind_addr": ((M.CM_BOUND, M.CM_ADDR, M.CM_ROUTE, M.CM_LISTEN), E.EINVAL)}
