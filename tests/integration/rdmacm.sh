@@ -17,7 +17,8 @@
 # ids, rdma_verbs.h), across the pair and on one daemon: both exit statuses
 # decide, and the client's daemon must have sent CM MADs. rdma_client with
 # no server must fail with ECONNREFUSED. tests/rdmacm/cm_options checks
-# rdma_set_option, rdma_notify and an SRQ on an id on one daemon, and
+# rdma_set_option, rdma_notify and an SRQ on an id on one daemon,
+# tests/rdmacm/cm_ece the ECE calls across the pair and on one daemon, and
 # tests/rdmacm/cm_ipoib that RDMA_PS_IPOIB ids are refused as on Linux.
 #
 # The rest of rdmacm-utils, across the pair and on one daemon: udaddy (UD
