@@ -547,6 +547,8 @@ req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event 
 	ev.retry_count = (uint8_t)req->retry_count;
 	ev.srq = req->srq;
 	ev.flow_control = (uint8_t)req->flow_control;
+	ev.ece_vendor_id = id->conn.remote_ece.vendor_id;
+	ev.ece_options = id->conn.remote_ece.options;
 	ev_pdata(&ev, e->pdata + DROCE_CMA_HDR_BYTES, e->pdata_len - DROCE_CMA_HDR_BYTES);
 	emit(c, &ev);
 	return;
@@ -668,6 +670,8 @@ cm_event(void *ctx, struct droce_cm_id *id, const struct droce_cm_event *e)
 		ev.rnr_retry_count = rep->rnr_retry_count;
 		ev.srq = rep->srq;
 		ev.flow_control = rep->flow_control;
+		ev.ece_vendor_id = id->conn.remote_ece.vendor_id;
+		ev.ece_options = id->conn.remote_ece.options;
 		ev_pdata(&ev, e->pdata, e->pdata_len);
 		break;
 	}
@@ -884,6 +888,8 @@ rid_connect(struct rid *r, const struct droce_ctrl_cm_conn *q)
 	p.max_cm_retries = CM_MAX_RETRIES;
 	p.srq = q->srq != 0;
 	p.flow_control = q->flow_control != 0;
+	p.ece.vendor_id = q->ece_vendor_id;
+	p.ece.options = q->ece_options;
 	p.pdata = pdata;
 	p.pdata_len = (uint8_t)(DROCE_CMA_HDR_BYTES + q->pdata_len);
 	ret = droce_cm_connect(r->cmid, &p, g.now);
@@ -963,6 +969,8 @@ rid_accept(struct rid *r, const struct droce_ctrl_cm_conn *q)
 	p.rnr_retry_count = q->rnr_retry_count & 7;
 	p.srq = q->srq != 0;
 	p.flow_control = q->flow_control != 0;
+	p.ece.vendor_id = q->ece_vendor_id;
+	p.ece.options = q->ece_options;
 	p.pdata = q->pdata;
 	p.pdata_len = q->pdata_len;
 	ret = droce_cm_accept(r->cmid, &p, g.now);
@@ -1177,9 +1185,13 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 
 		if (r->qp_type == IBV_QPT_UD)
 			return rid_sidr_rep(r, DROCE_CM_SIDR_REJECT, q);
-		if (r->cmid == NULL || q->pdata_len > DROCE_CM_IP_REJ_PDATA_MAX)
+		/* Linux's ucma lets applications send these two reasons only */
+		if (r->cmid == NULL || q->pdata_len > DROCE_CM_IP_REJ_PDATA_MAX ||
+		    (q->rej_reason != 0 && q->rej_reason != DROCE_CM_REJ_CONSUMER_DEFINED &&
+		     q->rej_reason != DROCE_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED))
 			return EINVAL;
-		ret = droce_cm_reject(r->cmid, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, q->pdata,
+		ret = droce_cm_reject(r->cmid, q->rej_reason ? q->rej_reason :
+				      DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, q->pdata,
 				      q->pdata_len, g.now);
 		return ret < 0 ? -ret : 0;
 	}

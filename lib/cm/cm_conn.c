@@ -308,6 +308,7 @@ droce_cm_connect(struct droce_cm_id *id, const struct droce_cm_req_param *p, uin
 	id->conn.local_ack_timeout = path->local_ack_timeout & TIME_MAX;
 	id->conn.srq = p->srq;
 	id->conn.path = *path;
+	id->conn.local_ece = p->ece;
 
 	id->rt.peer_response_timeout = p->remote_cm_response_timeout & TIME_MAX;
 	id->rt.packet_life_time = path->packet_life_time & TIME_MAX;
@@ -341,6 +342,7 @@ droce_cm_connect(struct droce_cm_id *id, const struct droce_cm_req_param *p, uin
 	r->primary_hop_limit = path->hop_limit;
 	r->primary_local_ack_timeout = id->conn.local_ack_timeout;
 	(void)cm_copy_pdata(r->private_data, DROCE_CM_REQ_PDATA_BYTES, p->pdata, p->pdata_len);
+	droce_cm_msg_set_ece(&m, &p->ece);
 
 	cm_send(id, &m, true);
 	cm_timer_start(id, wait_ns(id), id->rt.max_cm_retries, now);
@@ -397,6 +399,7 @@ rep_rx(struct droce_cm *cm, const struct droce_cm_addr *from, const struct droce
 	id->remote_ca_guid = r->local_ca_guid;
 	id->conn.remote_qpn = r->local_qpn;
 	id->conn.remote_psn = r->starting_psn;
+	droce_cm_msg_ece(msg, &id->conn.remote_ece);
 	/* the passive side sized these from ours: its answer is our QP's */
 	id->conn.initiator_depth = r->responder_resources;
 	id->conn.responder_resources = r->initiator_depth;
@@ -486,6 +489,7 @@ req_take(struct droce_cm_id *id, const struct droce_cm_addr *from, const struct 
 	id->conn.mtu = r->path_mtu;
 	id->conn.peer_responder_resources = (uint8_t)r->responder_resources;
 	id->conn.peer_initiator_depth = (uint8_t)r->initiator_depth;
+	droce_cm_msg_ece(msg, &id->conn.remote_ece);
 	/* the REQ says how the active side wants our QP to retry */
 	id->conn.retry_count = (uint8_t)r->retry_count;
 	id->conn.rnr_retry_count = r->rnr_retry_count;
@@ -605,6 +609,8 @@ droce_cm_accept(struct droce_cm_id *id, const struct droce_cm_rep_param *p, uint
 	r->srq = p->srq;
 	r->local_ca_guid = id->cm->cfg.ca_guid;
 	(void)cm_copy_pdata(r->private_data, DROCE_CM_REP_PDATA_BYTES, p->pdata, p->pdata_len);
+	id->conn.local_ece = p->ece;
+	droce_cm_msg_set_ece(&m, &p->ece);
 	cm_send(id, &m, true);
 	cm_timer_start(id, wait_ns(id), id->rt.max_cm_retries, now);
 	cm_set_state(id, DROCE_CM_REP_SENT);

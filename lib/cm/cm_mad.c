@@ -235,3 +235,33 @@ droce_cm_mad_build(const struct droce_cm_msg *msg, void *buf, uint32_t cap)
 	memcpy(buf, mad, DROCE_MAD_BYTES);	/* any alignment */
 	return DROCE_MAD_BYTES;
 }
+
+void
+droce_cm_msg_ece(const struct droce_cm_msg *msg, struct droce_cm_ece *ece)
+{
+	ece->vendor_id = 0;
+	ece->options = 0;
+	if (msg->type == DROCE_CM_MSG_REQ)
+		ece->vendor_id = msg->req.vendor_id;
+	else if (msg->type == DROCE_CM_MSG_REP)
+		ece->vendor_id = (msg->rep.vendor_id_h << 16) | (msg->rep.vendor_id_m << 8) |
+				 msg->rep.vendor_id_l;
+	else
+		return;
+	ece->options = msg->hdr.attr_mod;
+}
+
+void
+droce_cm_msg_set_ece(struct droce_cm_msg *msg, const struct droce_cm_ece *ece)
+{
+	if (msg->type == DROCE_CM_MSG_REQ) {
+		msg->req.vendor_id = ece->vendor_id & 0xffffff;
+	} else if (msg->type == DROCE_CM_MSG_REP) {
+		msg->rep.vendor_id_h = (ece->vendor_id >> 16) & 0xff;
+		msg->rep.vendor_id_m = (ece->vendor_id >> 8) & 0xff;
+		msg->rep.vendor_id_l = ece->vendor_id & 0xff;
+	} else {
+		return;
+	}
+	msg->hdr.attr_mod = ece->options;
+}

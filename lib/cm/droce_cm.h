@@ -173,6 +173,7 @@ struct droce_cm_req_param {
 	uint8_t max_cm_retries;		/**< 0..15 */
 	bool srq;
 	bool flow_control;
+	struct droce_cm_ece ece;	/**< ours (vendor ID 0: none) */
 	const void *pdata;
 	uint8_t pdata_len;		/**< at most 92 */
 };
@@ -187,6 +188,7 @@ struct droce_cm_rep_param {
 	uint8_t rnr_retry_count;	/**< 0..7, for the peer's QP */
 	bool srq;
 	bool flow_control;
+	struct droce_cm_ece ece;	/**< ours (rdma_cm: the REQ's vendor ID, our options) */
 	const void *pdata;
 	uint8_t pdata_len;		/**< at most 196 */
 };
@@ -312,6 +314,8 @@ struct droce_cm_id {
 		/* what the REQ/REP said for the peer, kept for the REP we send */
 		uint8_t peer_responder_resources;
 		uint8_t peer_initiator_depth;
+		struct droce_cm_ece local_ece;	/**< what our REQ or REP sent */
+		struct droce_cm_ece remote_ece;	/**< what the peer's REQ or REP said */
 	} conn;
 
 	struct {			/* retransmission */

@@ -233,7 +233,7 @@ struct droce_cm_path_wire {
 struct droce_cm_req {
 	struct droce_cm_mad_hdr hdr;
 	rte_be32_t local_comm_id;	/* 24 */
-	rte_be32_t resv28;
+	rte_be32_t vendor_w;		/* 28: resv:8 VendorID:24 (ECE) */
 	rte_be32_t service_id_hi;	/* 32 */
 	rte_be32_t service_id_lo;
 	rte_be32_t ca_guid_hi;		/* 40: Local CA GUID */
@@ -280,9 +280,9 @@ struct droce_cm_rep {
 	rte_be32_t local_comm_id;
 	rte_be32_t remote_comm_id;
 	rte_be32_t qkey;		/* 32: Local Q_Key */
-	rte_be32_t qpn_w;		/* 36: LocalQPN:24 resv:8 */
-	rte_be32_t eecn_w;		/* 40: LocalEECN:24 resv:8 */
-	rte_be32_t psn_w;		/* 44: StartingPSN:24 resv:8 */
+	rte_be32_t qpn_w;		/* 36: LocalQPN:24 VendorID[23:16] */
+	rte_be32_t eecn_w;		/* 40: LocalEECN:24 VendorID[15:8] */
+	rte_be32_t psn_w;		/* 44: StartingPSN:24 VendorID[7:0] */
 	uint8_t    responder_resources;	/* 48 */
 	uint8_t    initiator_depth;	/* 49 */
 	uint8_t    ack_b;		/* 50: TargetAckDelay:5 FailoverAccepted:2 EEFC:1 */
@@ -384,6 +384,7 @@ DROCE_CM_MSGS(A)
 
 #define DROCE_CM_REQ_FIELDS(X) \
 	X(req, W32,   local_comm_id,              local_comm_id, 0xffffffff) \
+	X(req, W32,   vendor_id,                  vendor_w,      0x00ffffff) \
 	X(req, U64,   service_id,                 service_id,    0) \
 	X(req, U64,   local_ca_guid,              ca_guid,       0) \
 	X(req, W32,   local_qkey,                 qkey,          0xffffffff) \
@@ -431,8 +432,11 @@ DROCE_CM_MSGS(A)
 	X(rep, W32,   remote_comm_id,      remote_comm_id,      0xffffffff) \
 	X(rep, W32,   local_qkey,          qkey,                0xffffffff) \
 	X(rep, W32,   local_qpn,           qpn_w,               0xffffff00) \
+	X(rep, W32,   vendor_id_h,         qpn_w,               0x000000ff) \
 	X(rep, W32,   local_eecn,          eecn_w,              0xffffff00) \
+	X(rep, W32,   vendor_id_m,         eecn_w,              0x000000ff) \
 	X(rep, W32,   starting_psn,        psn_w,               0xffffff00) \
+	X(rep, W32,   vendor_id_l,         psn_w,               0x000000ff) \
 	X(rep, B8,    responder_resources, responder_resources, 0xff) \
 	X(rep, B8,    initiator_depth,     initiator_depth,     0xff) \
 	X(rep, B8,    target_ack_delay,    ack_b,               0xf8) \
@@ -607,6 +611,23 @@ struct droce_cm_msg {
 		struct droce_cm_sidr_rep_info sidr_rep;
 	};
 };
+
+/**
+ * Enhanced Connection Establishment (ECE): a vendor ID and options the two
+ * sides' consumers exchange in the REQ and the REP. As Linux's CM puts it:
+ * the 24-bit Vendor ID field (the REP's is split over three reserved bytes,
+ * high, middle, low) and the MAD header's AttributeModifier for the options.
+ */
+struct droce_cm_ece {
+	uint32_t vendor_id;		/**< 24 bits; 0: none */
+	uint32_t options;
+};
+
+/** The ECE a decoded REQ or REP carries; zero for other messages. */
+void droce_cm_msg_ece(const struct droce_cm_msg *msg, struct droce_cm_ece *ece);
+
+/** Put @p ece into a REQ or REP being built; other messages are left as they are. */
+void droce_cm_msg_set_ece(struct droce_cm_msg *msg, const struct droce_cm_ece *ece);
 
 /** Per-message facts, indexed by enum droce_cm_msg_type. */
 struct droce_cm_msg_desc {

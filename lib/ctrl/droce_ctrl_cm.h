@@ -136,6 +136,12 @@ struct droce_ctrl_cm_conn {
 	uint8_t pdata_len;
 	uint8_t pad;
 	uint8_t pdata[DROCE_CTRL_CM_PDATA_MAX];
+	/* ECE (rdma_set_local_ece): CONNECT, our vendor ID and options; ACCEPT,
+	 * the REQ's vendor ID and our options, as rdma-core's librdmacm sends */
+	uint32_t ece_vendor_id;
+	uint32_t ece_options;
+	uint16_t rej_reason;	/**< REJECT: 0 (consumer defined, 28) or 35 (rdma_reject_ece) */
+	uint16_t pad2;
 };
 
 struct droce_ctrl_cm_init_qp_attr_req {
@@ -219,6 +225,9 @@ struct droce_ctrl_cm_event {
 	uint8_t tclass;
 	uint8_t pad2;
 	uint64_t mc;		/**< MULTICAST_JOIN: the client's membership */
+	/* CONNECT_REQUEST, CONNECT_RESPONSE: the peer's ECE from its REQ / REP */
+	uint32_t ece_vendor_id;
+	uint32_t ece_options;
 };
 
 _Static_assert(sizeof(struct droce_ctrl_cm_event) <= 512, "an event is one atomic pipe write");

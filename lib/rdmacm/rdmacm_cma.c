@@ -817,13 +817,19 @@ rdma_destroy_qp(struct rdma_cm_id *id)
 
 static int
 conn_call(struct rdmacm_id *i, uint16_t type, const struct rdma_conn_param *p, uint32_t qpn,
-	  uint32_t pdata_max)
+	  uint32_t pdata_max, uint16_t rej_reason)
 {
 	struct droce_ctrl_cm_conn req;
 	uint32_t pre = type == DROCE_CTRL_CM_CONNECT ? i->connect_len : 0;
 
 	memset(&req, 0, sizeof(req));
 	req.qpn = qpn;
+	req.rej_reason = rej_reason;
+	/* ECE as rdma-core sends it: the REQ has ours; the REP answers with
+	 * the REQ's vendor ID and our options */
+	req.ece_vendor_id = type == DROCE_CTRL_CM_ACCEPT ? i->remote_ece.vendor_id :
+			    i->local_ece.vendor_id;
+	req.ece_options = i->local_ece.options;
 	memcpy(req.pdata, i->connect, pre);	/* rdma_create_ep's ai_connect first */
 	req.pdata_len = (uint8_t)pre;
 	if (p != NULL) {
@@ -893,7 +899,7 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	i->resp_res = p.responder_resources;
 	i->init_depth = p.initiator_depth;
 	ret = conn_call(i, DROCE_CTRL_CM_CONNECT, &p, id->qp != NULL ? id->qp->qp_num : p.qp_num,
-			id->qp_type == IBV_QPT_UD ? 180 : 56);
+			id->qp_type == IBV_QPT_UD ? 180 : 56, 0);
 	if (ret != 0)
 		return rdmacm_err(ret);
 	i->connect_len = 0;		/* sent once */
@@ -921,7 +927,7 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return rdmacm_err(EINVAL);
 	if (id->qp_type == IBV_QPT_UD) {	/* a SIDR_REP: no event follows */
 		ret = conn_call(i, DROCE_CTRL_CM_ACCEPT, &p,
-				id->qp != NULL ? id->qp->qp_num : p.qp_num, 136);
+				id->qp != NULL ? id->qp->qp_num : p.qp_num, 136, 0);
 		return ret != 0 ? rdmacm_err(ret) : 0;
 	}
 	ret = conn_depths(id, &p);
@@ -940,7 +946,7 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		}
 	}
 	ret = conn_call(i, DROCE_CTRL_CM_ACCEPT, &p, id->qp != NULL ? id->qp->qp_num : p.qp_num,
-			196);
+			196, 0);
 	if (ret != 0) {
 		qp_error(i);
 		return rdmacm_err(ret);
@@ -948,20 +954,27 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	return rdmacm_complete(i);	/* a synchronous id: until ESTABLISHED */
 }
 
-RDMACM_EXPORT int
-rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+int
+rdmacm_reject(struct rdma_cm_id *id, const void *pdata, uint8_t pdata_len, uint16_t reason)
 {
 	struct rdmacm_id *i = (struct rdmacm_id *)id;
 	struct rdma_conn_param p = {
-		.private_data = private_data,
-		.private_data_len = private_data_len,
+		.private_data = pdata,
+		.private_data_len = pdata_len,
 	};
 	int ret;
 
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
-	ret = conn_call(i, DROCE_CTRL_CM_REJECT, &p, 0, id->qp_type == IBV_QPT_UD ? 136 : 148);
+	ret = conn_call(i, DROCE_CTRL_CM_REJECT, &p, 0, id->qp_type == IBV_QPT_UD ? 136 : 148,
+			reason);
 	return ret != 0 ? rdmacm_err(ret) : 0;
+}
+
+RDMACM_EXPORT int
+rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+{
+	return rdmacm_reject(id, private_data, private_data_len, 0);
 }
 
 RDMACM_EXPORT int
@@ -1040,6 +1053,8 @@ conn_request(struct rdmacm_chan *ch, struct rdmacm_event *e, const struct droce_
 	c->handle = w->id;
 	c->peer_rr = w->responder_resources;
 	c->peer_depth = w->initiator_depth;
+	c->remote_ece.vendor_id = w->ece_vendor_id;
+	c->remote_ece.options = w->ece_options;
 	chan_add(ch, c);
 	if ((l->sync && id_migrate(c, NULL) != 0) || id_query(c) != 0) {
 		rdma_destroy_id(&c->id);
@@ -1122,6 +1137,8 @@ again:
 		}
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		i->remote_ece.vendor_id = w.ece_vendor_id;
+		i->remote_ece.options = w.ece_options;
 		if (i->id.qp == NULL)
 			break;		/* the application moves its QP, then rdma_establish() */
 		ret = qp_ready(i);

@@ -75,6 +75,8 @@ struct rdmacm_id {
 	uint8_t tos, ack_timeout;
 	uint32_t bind_flags;		/* DROCE_CTRL_CM_BIND_*, for droced's bind */
 	bool bound;			/* no REUSEADDR change once bound */
+	/* ECE (rdmacm_ece.c): ours for the REQ / REP, the peer's from them */
+	struct ibv_ece local_ece, remote_ece;
 	struct rdmacm_id *next;
 };
 
@@ -100,6 +102,8 @@ void rdmacm_ud_ah(struct ibv_ah_attr *ah, const uint8_t dgid[16], uint8_t sgid_i
 		  uint8_t hop_limit, uint8_t tclass);
 /* rdmacm_options.c: rdma_set_option's effect on a QP move's attributes. */
 void rdmacm_options_apply(const struct rdmacm_id *i, struct ibv_qp_attr *a, int mask);
+/* rdma_cma.c: rdma_reject with REJ reason @p reason (0: consumer defined). */
+int rdmacm_reject(struct rdma_cm_id *id, const void *pdata, uint8_t pdata_len, uint16_t reason);
 /* A synchronous id's wait for the event its call started (kept in id->event). */
 int rdmacm_complete(struct rdmacm_id *i);
 

@@ -22,26 +22,6 @@
 
 #define NOSYS_INT(...)	do { (void)0; __VA_ARGS__; errno = ENOSYS; return -1; } while (0)
 
-RDMACM_EXPORT int
-rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
-{
-	NOSYS_INT((void)id, (void)private_data, (void)private_data_len);
-}
-
-RDMACM_EXPORT int
-rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
-{
-	NOSYS_INT((void)id, (void)ece);
-}
-
-RDMACM_EXPORT int
-rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
-{
-	NOSYS_INT((void)id, (void)ece);
-}
-
-/* ---- rsocket ---- */
-
 RDMACM_EXPORT int rsocket(int d, int t, int p) { NOSYS_INT((void)d, (void)t, (void)p); }
 RDMACM_EXPORT int rbind(int s, const struct sockaddr *a, socklen_t l) { NOSYS_INT((void)s, (void)a, (void)l); }
 RDMACM_EXPORT int rlisten(int s, int b) { NOSYS_INT((void)s, (void)b); }

@@ -17,7 +17,8 @@
 # ids, rdma_verbs.h), across the pair and on one daemon: both exit statuses
 # decide, and the client's daemon must have sent CM MADs. rdma_client with
 # no server must fail with ECONNREFUSED. tests/rdmacm/cm_options checks
-# rdma_set_option, rdma_notify and an SRQ on an id on one daemon, and
+# rdma_set_option, rdma_notify and an SRQ on an id on one daemon,
+# tests/rdmacm/cm_ece the ECE calls across the pair and on one daemon, and
 # tests/rdmacm/cm_ipoib that RDMA_PS_IPOIB ids are refused as on Linux.
 #
 # The rest of rdmacm-utils, across the pair and on one daemon: udaddy (UD
@@ -526,6 +527,44 @@ if [ "$mode" = pair ]; then
 		sed 's/^/    /' "$log/cm_options"
 		fail=1
 	fi
+fi
+
+# ECE between ids that manage their own QPs (tests/rdmacm/cm_ece.c): the
+# client's vendor ID and options reach the server on CONNECT_REQUEST, the
+# server's options come back on CONNECT_RESPONSE, a REQ without ECE is
+# refused with rdma_reject_ece (REJECTED, status 35, private data), and each
+# call's EINVAL cases; both exit statuses decide.
+ece_run() {	# NAME SERVER_SIDE CLIENT_SIDE PORT
+	name=$1 srv=$2 cli=$3 port=$4
+	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
+	wait_no_listener "$srv" || { fail=1; return; }
+	$run_s timeout $tmo "$build/tests/rdmacm/cm_ece" server "$ip" "$port" \
+		>"$log/$name.server" 2>&1 &
+	pid=$!
+	if wait_listener "$srv"; then
+		$run_c timeout $tmo "$build/tests/rdmacm/cm_ece" client "$ip" "$port" \
+			>"$log/$name.client" 2>&1
+		rc_c=$?
+	else
+		rc_c=1
+		kill "$pid" 2>/dev/null
+	fi
+	wait "$pid"
+	rc_s=$?
+	for side in client server; do
+		eval "rc=\$rc_$(echo $side | cut -c1)"
+		if [ "$rc" = 0 ]; then
+			echo "ok   $name: $side exit 0, $(grep -c '^ok' "$log/$name.$side") checks"
+		else
+			echo "FAIL $name: $side exit $rc"
+			sed 's/^/    /' "$log/$name.$side"
+			fail=1
+		fi
+	done
+}
+if [ "$mode" = pair ]; then
+	ece_run ece-a-to-b B A 20895
+	ece_run ece-one-daemon A A 20896
 fi
 
 # RDMA_PS_IPOIB ids refused as Linux's cma refuses them on RoCE (EINVAL:

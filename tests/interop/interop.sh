@@ -14,7 +14,8 @@
 #          against the kernel's CM: rping, ucmatose, ib_send_bw -R, udaddy,
 #          mckey (IPv4 group) each way, REJ for a port with no listener
 #          each way, MRA from each CM to a duplicate REQ (a listener that
-#          does not answer), RDMA_PS_IPOIB refused alike (cm_ipoib)
+#          does not answer), RDMA_PS_IPOIB refused alike (cm_ipoib),
+#          ECE each way and rdma_reject_ece (cm_ece)
 #   fault  droced behind its fault port (loss, duplication, reordering,
 #          corruption, both directions): perftest, imm_inv, the traffic
 #          checker with --lossy
@@ -528,6 +529,41 @@ cm_ipoib() {
 	cm_report "cm_ipoib: RDMA_PS_IPOIB ids refused on the kernel (\"server\") and on droce (\"client\")" \
 		"$(grep -c '^ok' $out.c) steps alike"
 }
+# ECE against the kernel's CM (tests/rdmacm/cm_ece.c, -k on rdma-core's
+# librdmacm in the guest): each side's vendor ID and options where Linux's
+# CM reads them, rdma_reject_ece's REJ 35 with its private data; both exit
+# statuses decide.
+cm_ece() {	# server side
+	E=$build/tests/rdmacm/cm_ece
+	c=1
+	s=1
+	if [ "$1" = rxe ]; then
+		j=$("$R" spawn -t 120 vm1 "$E -k server 10.77.0.1 7997")
+		if "$R" exec -t 20 vm1 "until rdma resource show cm_id | grep -q 'LISTEN.* comm cm_ece '; do
+			sleep 0.1; done" >/dev/null 2>&1; then
+			timeout 120 $DR "$E" client 10.77.0.1 7997 >$out.c 2>&1
+			c=$?
+		else
+			echo "no listener in the guest" >$out.c
+		fi
+		"$R" wait -t 120 vm1 "$j" >$out.s 2>&1
+		s=$?
+	else
+		droce_wait_listeners 0 || echo "a listener is left on droce" >$out.c
+		$DR timeout 120 "$E" server 10.77.0.100 7997 >$out.s 2>&1 &
+		sp=$!
+		if droce_wait_listeners 1 $sp; then
+			"$R" exec -t 120 vm1 "$E -k client 10.77.0.100 7997" >$out.c 2>&1
+			c=$?
+		else
+			echo "no listener on droce" >>$out.c
+		fi
+		wait $sp
+		s=$?
+	fi
+	cm_report "cm_ece: ECE both ways, rdma_reject_ece (REJ 35), $1 serving" \
+		"$(grep -c '^ok' $out.c) client checks, $(grep -c '^ok' $out.s) server checks"
+}
 # The CM MADs of a capture: every frame to QP 1 must decode as a CM MAD
 # (management class 0x07, method Send), and REQ, REP, RTU, DREQ, DREP and
 # REJ (attributes 0x10, 0x12 to 0x16) must each have come from both sides,
@@ -619,6 +655,8 @@ cm_rej droce
 cm_mra rxe
 cm_mra droce
 cm_ipoib
+cm_ece rxe
+cm_ece droce
 droced_stop base
 capture base 0
 cm_mads base

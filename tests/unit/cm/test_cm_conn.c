@@ -238,6 +238,63 @@ START_TEST(test_req_for_a_service_nobody_listens_on_is_rejected_with_reason_8)
 }
 END_TEST
 
+/*
+ * ECE: the active side's vendor ID and options travel in the REQ, the
+ * passive side's in the REP (Linux's places: Vendor ID, AttributeModifier),
+ * and each side's connection keeps what it sent and what it heard.
+ */
+START_TEST(test_ece_travels_in_the_req_and_the_rep)
+{
+	struct cms *sim = cms_new(61);
+	struct droce_cm_req_param rq;
+	struct droce_cm_rep_param rp = {
+		.qpn = 0x300, .starting_psn = 0x222223, .responder_resources = 1,
+		.initiator_depth = 1, .rnr_retry_count = 7,
+		.ece = { .vendor_id = 0x02c9, .options = 0x5a5a0001 },
+	};
+	struct droce_cm_id *a, *p;
+	const struct cms_ev *e;
+	struct droce_cm_ece ece;
+
+	sim->node[1].pol.accept = false;
+	(void)cms_listen(sim, 1, SID, 8);
+	ck_assert_int_eq(droce_cm_id_create(&sim->node[0].cm, NULL, &a), 0);
+	cms_req_param(sim, 0, SID, 0x100, &rq);
+	rq.ece.vendor_id = 0x15b3;
+	rq.ece.options = 0x80000003;
+	ck_assert_int_eq(droce_cm_connect(a, &rq, sim->now), 0);
+	cms_advance(sim, SEC);		/* the REQ is in, unanswered */
+
+	e = cms_last(&sim->node[1], DROCE_CM_EV_REQ_RECEIVED, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->msg.req.vendor_id, 0x15b3);
+	ck_assert_uint_eq(e->msg.hdr.attr_mod, 0x80000003);
+	droce_cm_msg_ece(&e->msg, &ece);
+	ck_assert_uint_eq(ece.vendor_id, 0x15b3);
+	ck_assert_uint_eq(ece.options, 0x80000003);
+	p = e->id;
+	ck_assert_uint_eq(p->conn.remote_ece.vendor_id, 0x15b3);
+	ck_assert_uint_eq(p->conn.remote_ece.options, 0x80000003);
+
+	ck_assert_int_eq(droce_cm_accept(p, &rp, sim->now), 0);
+	cms_settle(sim, sim->now + 60 * SEC);
+	e = cms_last(&sim->node[0], DROCE_CM_EV_REP_RECEIVED, a);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->msg.rep.vendor_id_h, 0x00);
+	ck_assert_uint_eq(e->msg.rep.vendor_id_m, 0x02);
+	ck_assert_uint_eq(e->msg.rep.vendor_id_l, 0xc9);
+	ck_assert_uint_eq(e->msg.hdr.attr_mod, 0x5a5a0001);
+	ck_assert_uint_eq(e->msg.rep.local_qpn, 0x300);	/* the neighbours are intact */
+	ck_assert_uint_eq(e->msg.rep.starting_psn, 0x222223);
+	ck_assert_uint_eq(a->conn.remote_ece.vendor_id, 0x02c9);
+	ck_assert_uint_eq(a->conn.remote_ece.options, 0x5a5a0001);
+	ck_assert_uint_eq(a->conn.local_ece.vendor_id, 0x15b3);
+	ck_assert_uint_eq(p->conn.local_ece.vendor_id, 0x02c9);
+	ck_assert_int_eq(a->state, DROCE_CM_ESTABLISHED);
+	cms_free(sim);
+}
+END_TEST
+
 START_TEST(test_consumer_reject_reaches_the_active_side_with_private_data)
 {
 	struct cms *sim = cms_new(6);
@@ -1131,6 +1188,7 @@ test_cm_conn_tcase(void)
 	tcase_add_test(tc, test_simultaneous_dreqs_both_end_in_timewait);
 	tcase_add_test(tc, test_req_for_a_service_nobody_listens_on_is_rejected_with_reason_8);
 	tcase_add_test(tc, test_consumer_reject_reaches_the_active_side_with_private_data);
+	tcase_add_test(tc, test_ece_travels_in_the_req_and_the_rep);
 	tcase_add_loop_test(tc, test_req_is_retried_max_cm_retries_times_then_times_out, 0, 2);
 	tcase_add_test(tc,
 		test_duplicate_req_while_undecided_gets_mra_that_keeps_the_active_side_waiting);

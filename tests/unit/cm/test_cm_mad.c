@@ -25,6 +25,7 @@
 /* Scalar fields: F(msg, name, byte, bit, width, parameter bits); byte from CM data start. */
 #define CM_FIELDS(F) \
 	F(req, local_comm_id,                0, 0, 32, 32) \
+	F(req, vendor_id,                    5, 0, 24, 32) \
 	F(req, service_id,                   8, 0, 64, 64) \
 	F(req, local_ca_guid,               16, 0, 64, 64) \
 	F(req, local_qkey,                  28, 0, 32, 32) \
@@ -78,8 +79,11 @@
 	F(rep, remote_comm_id,               4, 0, 32, 32) \
 	F(rep, local_qkey,                   8, 0, 32, 32) \
 	F(rep, local_qpn,                   12, 0, 24, 32) \
+	F(rep, vendor_id_h,                 15, 0,  8, 32) \
 	F(rep, local_eecn,                  16, 0, 24, 32) \
+	F(rep, vendor_id_m,                 19, 0,  8, 32) \
 	F(rep, starting_psn,                20, 0, 24, 32) \
+	F(rep, vendor_id_l,                 23, 0,  8, 32) \
 	F(rep, responder_resources,         24, 0,  8,  8) \
 	F(rep, initiator_depth,             25, 0,  8,  8) \
 	F(rep, target_ack_delay,            26, 0,  5,  8) \
@@ -422,6 +426,72 @@ check_rebuilds(const struct droce_cm_msg *m, const uint8_t mad[DROCE_MAD_BYTES])
 		      droce_cm_msg_name(m->type));
 }
 
+/*
+ * ECE where Linux's CM puts it: the REQ's Vendor ID at MAD bytes 29-31, the
+ * REP's in the reserved bytes 39 (high), 43, 47 (low), the options in the
+ * header's AttributeModifier (20-23); decoded back, and zero for others.
+ */
+START_TEST(test_ece_is_encoded_and_decoded_in_req_and_rep)
+{
+	static const struct droce_cm_ece ece = { .vendor_id = 0x12c9b3, .options = 0xa1b2c3d4 };
+	alignas(8) uint8_t mad[DROCE_MAD_BYTES];
+	struct droce_cm_msg m, d;
+	struct droce_cm_ece got;
+
+	memset(&m, 0, sizeof(m));
+	m.type = DROCE_CM_MSG_REQ;
+	droce_cm_mad_hdr_init(&m.hdr, DROCE_CM_MSG_REQ, 7);
+	m.req.local_comm_id = 0x11223344;
+	m.req.service_id = 0x1061c06;
+	m.req.path_mtu = 3;
+	droce_cm_msg_set_ece(&m, &ece);
+	ck_assert_int_eq(droce_cm_mad_build(&m, mad, sizeof(mad)), DROCE_MAD_BYTES);
+	ck_assert_uint_eq(mad[28], 0);
+	ck_assert_uint_eq(mad[29], 0x12);
+	ck_assert_uint_eq(mad[30], 0xc9);
+	ck_assert_uint_eq(mad[31], 0xb3);
+	ck_assert_uint_eq(mad[20], 0xa1);
+	ck_assert_uint_eq(mad[23], 0xd4);
+	ck_assert_int_eq(droce_cm_mad_parse(mad, sizeof(mad), &d), DROCE_CM_MAD_OK);
+	ck_assert_uint_eq(d.req.vendor_id, 0x12c9b3);
+	ck_assert_uint_eq(d.req.local_comm_id, 0x11223344);
+	ck_assert_uint_eq(d.req.service_id, 0x1061c06);
+	droce_cm_msg_ece(&d, &got);
+	ck_assert_uint_eq(got.vendor_id, ece.vendor_id);
+	ck_assert_uint_eq(got.options, ece.options);
+
+	memset(&m, 0, sizeof(m));
+	m.type = DROCE_CM_MSG_REP;
+	droce_cm_mad_hdr_init(&m.hdr, DROCE_CM_MSG_REP, 7);
+	m.rep.local_qpn = 0xffffff;
+	m.rep.local_eecn = 0xffffff;
+	m.rep.starting_psn = 0xffffff;
+	droce_cm_msg_set_ece(&m, &ece);
+	ck_assert_int_eq(droce_cm_mad_build(&m, mad, sizeof(mad)), DROCE_MAD_BYTES);
+	ck_assert_uint_eq(mad[39], 0x12);
+	ck_assert_uint_eq(mad[43], 0xc9);
+	ck_assert_uint_eq(mad[47], 0xb3);
+	ck_assert_uint_eq(mad[36], 0xff);	/* QPN, EECN and PSN untouched */
+	ck_assert_uint_eq(mad[38], 0xff);
+	ck_assert_uint_eq(mad[46], 0xff);
+	ck_assert_uint_eq(mad[21], 0xb2);
+	ck_assert_int_eq(droce_cm_mad_parse(mad, sizeof(mad), &d), DROCE_CM_MAD_OK);
+	ck_assert_uint_eq(d.rep.local_qpn, 0xffffff);
+	ck_assert_uint_eq(d.rep.starting_psn, 0xffffff);
+	droce_cm_msg_ece(&d, &got);
+	ck_assert_uint_eq(got.vendor_id, ece.vendor_id);
+	ck_assert_uint_eq(got.options, ece.options);
+
+	/* an RTU carries none, whatever its header's modifier */
+	memset(&m, 0, sizeof(m));
+	m.type = DROCE_CM_MSG_RTU;
+	m.hdr.attr_mod = 5;
+	droce_cm_msg_ece(&m, &got);
+	ck_assert_uint_eq(got.vendor_id, 0);
+	ck_assert_uint_eq(got.options, 0);
+}
+END_TEST
+
 START_TEST(test_golden_req_from_rxe_rping)
 {
 	static const uint8_t gid_client[16] = { [10] = 0xff, 0xff, 10, 77, 0, 2 };
@@ -737,6 +807,7 @@ test_cm_mad_tcase(void)
 	tcase_add_loop_test(tc, test_decode_encode_round_trip_every_message, 0, DROCE_CM_MSG_COUNT);
 	tcase_add_test(tc, test_parse_and_build_take_buffers_of_any_alignment);
 	tcase_add_test(tc, test_build_refuses_small_buffers_and_unknown_types);
+	tcase_add_test(tc, test_ece_is_encoded_and_decoded_in_req_and_rep);
 	tcase_add_test(tc, test_golden_req_from_rxe_rping);
 	tcase_add_test(tc, test_golden_rep_from_rxe_rping);
 	tcase_add_test(tc, test_golden_rtu_dreq_drep_from_rxe_rping);
