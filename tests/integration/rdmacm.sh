@@ -151,7 +151,9 @@ killed_run() {
 	$DROCE_RUN_B timeout $tmo rping -s -a "$DROCE_IP_B" -v -C 0 >"$log/killed.server" 2>&1 &
 	spid=$!
 	wait_listener B || { fail=1; kill $spid; return; }
-	$DROCE_RUN_A timeout $tmo rping -c -a "$DROCE_IP_B" -v -C 0 >"$log/killed.client" 2>&1 &
+	# (line-buffered: a SIGKILL loses what stdio holds, up to 4 KiB of pings)
+	$DROCE_RUN_A timeout $tmo stdbuf -oL rping -c -a "$DROCE_IP_B" -v -C 0 \
+		>"$log/killed.client" 2>&1 &
 	cpid=$!		# timeout's (droce-run execs it); rping is its child
 	i=0
 	while [ $i -lt 100 ] && [ "$(grep -c 'ping data' "$log/killed.client")" -lt 20 ]; do
