@@ -516,20 +516,24 @@ command -v cmtime >/dev/null 2>&1 && {
 	cmtime_run cmtime-one-daemon A A
 }
 
-# rdma_set_option, rdma_notify, an SRQ on an id (tests/rdmacm/cm_options.c):
-# its exit status decides
-if [ "$mode" = pair ]; then
-	$DROCE_RUN_A timeout $tmo "$build/tests/rdmacm/cm_options" "$DROCE_IP_A" \
-		>"$log/cm_options" 2>&1
+# check_prog NAME WHAT ARGS...: tests/rdmacm/NAME through daemon A's
+# droce-run; its exit status decides, WHAT follows its count of checks.
+check_prog() {
+	prog=$1 what=$2
+	shift 2
+	$DROCE_RUN_A timeout $tmo "$build/tests/rdmacm/$prog" "$@" >"$log/$prog" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ]; then
-		echo "ok   cm_options: $(grep -c '^ok' "$log/cm_options") checks"
+		echo "ok   $prog: $(grep -c '^ok' "$log/$prog") checks$what"
 	else
-		echo "FAIL cm_options: exit $rc"
-		sed 's/^/    /' "$log/cm_options"
+		echo "FAIL $prog: exit $rc"
+		sed 's/^/    /' "$log/$prog"
 		fail=1
 	fi
-fi
+}
+
+# rdma_set_option, rdma_notify, an SRQ on an id (tests/rdmacm/cm_options.c)
+[ "$mode" = pair ] && check_prog cm_options "" "$DROCE_IP_A"
 
 # ECE between ids that manage their own QPs (tests/rdmacm/cm_ece.c): the
 # client's vendor ID and options reach the server on CONNECT_REQUEST, the
@@ -572,18 +576,7 @@ fi
 # RDMA_PS_IPOIB ids refused as Linux's cma refuses them on RoCE (EINVAL:
 # IPoIB exists only on InfiniBand; tests/rdmacm/cm_ipoib.c); its exit
 # status decides. interop.sh runs it against the kernel too.
-if [ "$mode" = pair ]; then
-	$DROCE_RUN_A timeout $tmo "$build/tests/rdmacm/cm_ipoib" "$DROCE_IP_A" "$DROCE_IP_B" \
-		>"$log/cm_ipoib" 2>&1
-	rc=$?
-	if [ $rc -eq 0 ]; then
-		echo "ok   cm_ipoib: $(grep -c '^ok' "$log/cm_ipoib") checks as Linux's cma on RoCE"
-	else
-		echo "FAIL cm_ipoib: exit $rc"
-		sed 's/^/    /' "$log/cm_ipoib"
-		fail=1
-	fi
-fi
+[ "$mode" = pair ] && check_prog cm_ipoib " as Linux's cma on RoCE" "$DROCE_IP_A" "$DROCE_IP_B"
 
 # rsocket: not in droce's librdmacm; rstream and riostream must say so and
 # exit non-zero at once (failed_cleanly: no hang, no crash).

@@ -27,18 +27,7 @@
 
 #include <rdma/rdma_cma.h>
 
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		printf("ok   ");					\
-	} else {							\
-		printf("FAIL ");					\
-		failures++;						\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
+#include "rdmacm_check.h"
 
 /* The two sides' ECE: the client's vendor ID and options, the server's options. */
 #define CLIENT_VENDOR	0x0015b3u
@@ -344,6 +333,6 @@ main(int argc, char **argv)
 	else
 		client(&sin);
 	rdma_destroy_event_channel(chan);
-	printf("%s: %d failure(s)\n", argv[1], failures);
-	return failures == 0 ? 0 : 1;
+	printf("%s: %d failure(s)\n", argv[1], check_failures);
+	return check_failures == 0 ? 0 : 1;
 }

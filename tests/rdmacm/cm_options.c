@@ -32,18 +32,7 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		printf("ok   ");					\
-	} else {							\
-		printf("FAIL ");					\
-		failures++;						\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
+#include "rdmacm_check.h"
 
 static struct rdma_event_channel *chan;
 
@@ -343,6 +332,6 @@ main(int argc, char **argv)
 	connection(argv[1]);
 	destroyed_under_reader();
 	rdma_destroy_event_channel(chan);
-	printf("%s: %d failed\n", argv[0], failures);
-	return failures != 0;
+	printf("%s: %d failed\n", argv[0], check_failures);
+	return check_failures != 0;
 }
