@@ -839,6 +839,32 @@ VERBS.update({
                                                          "AFONLY")),
                             "optlen": Arg("size_t", valid="the option's size",
                                           invalid={"a wrong size": (3, EINVAL)})}),
+    # ECE travels in the REQ and REP (Vendor ID, MAD attribute modifier); only for ids whose
+    # application drives the QP itself
+    "rdma_set_local_ece": _cm("int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece"
+                              " *ece)", "rdma_set_local_ece(3): before rdma_connect or"
+                              " rdma_accept", {
+                                  "id": Arg("struct rdma_cm_id *", valid="an id without a QP",
+                                            invalid={"NULL": (None, EINVAL),
+                                                     "an id with a QP": ("id->qp", EINVAL)}),
+                                  "ece": Arg("struct ibv_ece *", valid="vendor_id != 0,"
+                                             " comp_mask 0",
+                                             invalid={"NULL": (None, EINVAL),
+                                                      "vendor_id 0": ("vendor_id=0", EINVAL),
+                                                      "a comp_mask": ("comp_mask=1", EINVAL)})}),
+    "rdma_get_remote_ece": _cm("int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece"
+                               " *ece)", "rdma_get_remote_ece(3): the peer's, from"
+                               " CONNECT_REQUEST or CONNECT_RESPONSE; 0 when it sent none", {
+                                   "id": Arg("struct rdma_cm_id *", valid="an id without a QP",
+                                             invalid={"NULL": (None, EINVAL),
+                                                      "an id with a QP": ("id->qp", EINVAL)}),
+                                   "ece": Arg("struct ibv_ece *", valid="any",
+                                              invalid={"NULL": (None, EINVAL)})}),
+    "rdma_reject_ece": _cm("int rdma_reject_ece(struct rdma_cm_id *id, const void"
+                           " *private_data, uint8_t private_data_len)", "rdma_reject_ece(3):"
+                           " a REJ with reason 35 (vendor option not supported)", {
+                               "id": Arg("struct rdma_cm_id *", valid="a connect request's id",
+                                         invalid={"NULL": (None, EINVAL)})}),
 })
 
 # Names doc/verbs.md lists that need no description of their own.
