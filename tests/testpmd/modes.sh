@@ -43,9 +43,11 @@ run() {
 	i=0
 	while [ ! -S "$tmp/memif.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	# the generator halts its poller before the peer is stopped, and stays
-	# open until the peer closed (memif crashes a poller whose peer leaves)
+	# open until the peer has exited (memif crashes a poller whose peer
+	# leaves: a fixed 1.5 s was too short for a loaded machine, the peer
+	# then died of SIGSEGV after its stats)
 	$tp -l 0 $eal --vdev "net_memif0,role=client,$memif" -- --port net_memif0 $A \
-		--idle yield --quiet --check $3 --cmd 'start; wait 60; stop; show stats; halt; sleep 1.5' \
+		--idle yield --quiet --check $3 --cmd 'start; wait 60; stop; show stats; halt; sleep 120' \
 		>"$tmp/gen" 2>&1 &
 	gpid=$!
 	i=0
@@ -53,6 +55,7 @@ run() {
 	kill -TERM $rpid
 	wait $rpid
 	prc=$?
+	kill -TERM $gpid	# ends its sleep
 	wait $gpid
 	grc=$?
 	rpid=
