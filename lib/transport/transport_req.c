@@ -375,7 +375,8 @@ read_resp_len(const struct droce_tqp *qp, const struct droce_tqp_swqe *w, uint32
  * its bytes now and remember it, so the go-back-N round that follows has
  * to bring only what is still missing (each round otherwise keeps just
  * the prefix before the first loss, and heavy loss exhausts retry_cnt).
- * @return true if it was new.
+ * The caller has made sure it is not one already kept.
+ * @return true if it was kept.
  */
 static bool
 read_resp_ahead(struct droce_tqp *qp, struct droce_tqp_swqe *w, const struct droce_pkt *pkt,
@@ -387,7 +388,7 @@ read_resp_ahead(struct droce_tqp *qp, struct droce_tqp_swqe *w, const struct dro
 	if (droce_psn_diff(pkt->psn, qp->comp.psn) >= DROCE_READ_AHEAD_PSNS ||
 	    k >= w->npsn || (d->flags & DROCE_OPF_START) ||
 	    !!(d->flags & DROCE_OPF_END) != (k + 1 == w->npsn) ||
-	    pkt->payload_len != read_resp_len(qp, w, k) || read_ahead_test(qp, pkt->psn))
+	    pkt->payload_len != read_resp_len(qp, w, k))
 		return false;
 	if (tqp_scatter(qp, w->wr.sge, w->wr.num_sge, k * qp->attr.mtu, payload,
 			pkt->payload_len) != DROCE_MEM_OK)
