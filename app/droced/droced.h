@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "droce_engine.h"
 #include "droce_idle.h"
 #include "droce_verbs_dev.h"
 
@@ -48,7 +49,8 @@ struct droced_call {
 struct droced {
 	struct droced_opts opts;
 	struct droce_dev_conf conf;	/* as the device was created: GIDs, node GUID */
-	struct droce_dev *dev;
+	struct droce_dev *dev;		/* the control plane: objects, clients, requests */
+	struct droce_engine *eng;	/* its data plane, run by the worker loop */
 	void *port;			/* struct droce_port */
 	_Atomic(struct droced_call *) mailbox;
 	_Atomic bool stop;

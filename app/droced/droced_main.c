@@ -47,9 +47,9 @@ worker_loop(struct droced *d)
 		unsigned int work = 0;
 
 		work += droced_worker_mailbox(d);
-		work += droce_dev_doorbells(d->dev, now);
+		work += droce_engine_doorbells(d->eng, now);
 		work += droced_port_rx(d, now);
-		work += droce_dev_poll(d->dev, now);
+		work += droce_engine_poll(d->eng, now);
 		work += droced_cm_poll(d, now);
 		droced_port_flush(d);
 		droced_port_watch(d, now);
@@ -129,6 +129,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	d->conf = conf;
+	d->eng = droce_dev_engine(d->dev);
 	ret = droced_cm_init(d);
 	if (ret < 0) {
 		fprintf(stderr, "droced: connection manager: %s\n", strerror(-ret));

@@ -6,17 +6,21 @@
 
 /**
  * @file
- * The device: every verbs object of every client, and the glue between
- * the clients' shared-memory rings, the transports and the port.
+ * The device: droced's RDMA device (not libibverbs: the shim is the
+ * client's side), the control plane. Every verbs object of every client,
+ * their handles, the clients, the control requests, the counters. Its data
+ * plane is the engine (droce_engine.h): the device places each QP on an
+ * engine, which runs the QP's transport, doorbells, RX and TX.
  *
- * One worker thread owns a device and calls everything here; the control
- * thread hands each decoded request to it (droced's mailbox), so objects,
- * keys and transport state have a single writer. Requests come from
- * untrusted clients: handles are checked against the client's own objects,
- * values against device limits, and ring contents are copied before use.
+ * Today one worker thread owns the device and its engine and calls
+ * everything here; the control thread hands each decoded request to it
+ * (droced's mailbox), so objects, keys and transport state have a single
+ * writer. Requests come from untrusted clients: handles are checked
+ * against the client's own objects, values against device limits, and
+ * ring contents are copied before use.
  *
  * Frames leave through the owner's frame_out callback; frames to one of the
- * device's own GIDs never reach the wire (loopback queue).
+ * device's own GIDs never reach the wire (the engine's loopback queue).
  */
 
 #include <stdbool.h>
@@ -110,18 +114,6 @@ void droce_dev_fatal(struct droce_dev *dev);
  * NIC, their transfers retry and time out on their own.
  */
 void droce_dev_port_state(struct droce_dev *dev, bool up);
-
-/* ---- the worker loop ---- */
-
-/** Take doorbells from every client and feed new WQEs to the transports. */
-unsigned int droce_dev_doorbells(struct droce_dev *dev, uint64_t now);
-
-/** A received RoCEv2 frame (already parsed into @p pkt). */
-void droce_dev_rx(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *frame,
-		  uint64_t now);
-
-/** Let every QP transmit (budget per QP), deliver loopback frames, run timers. */
-unsigned int droce_dev_poll(struct droce_dev *dev, uint64_t now);
 
 /* ---- QP1: the General Services Interface, owned by the daemon ---- */
 

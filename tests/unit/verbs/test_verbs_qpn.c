@@ -21,6 +21,7 @@
 
 #include <check.h>
 
+#include "droce_engine.h"
 #include "droce_shm.h"
 
 #include "test_verbs.h"
@@ -293,7 +294,7 @@ START_TEST(ud_send_posted_before_its_ah_is_destroyed_goes_out)
 	h.handle = ar.ah_handle;
 	ck_assert_int_eq(call(DROCE_CTRL_DESTROY_AH, &h, sizeof(h), NULL, NULL), 0);
 	for (i = 0; i < 4; i++)
-		(void)droce_dev_poll(dev, 1000000ull * (uint64_t)(i + 1));
+		(void)droce_engine_poll(droce_dev_engine(dev), 1000000ull * (uint64_t)(i + 1));
 	droce_dev_stats(dev, &st);
 	ck_assert_uint_eq(st.cnt[DROCE_DEV_CNT_BAD_WQE], 0);
 	ck_assert_uint_eq(frames_out, 1);
