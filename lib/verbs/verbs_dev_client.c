@@ -18,6 +18,7 @@ droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred
 		     struct droce_client **out)
 {
 	struct droce_client *cl = calloc(1, sizeof(*cl));
+	unsigned int t;
 
 	if (cl == NULL)
 		return -ENOMEM;
@@ -25,6 +26,8 @@ droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred
 	cl->id = ++dev->next_client;
 	cl->cred = *cred;
 	cl->async_fd = -1;
+	for (t = 0; t < OBJ_TYPE_COUNT; t++)
+		cl->objs[t].next = cl->objs[t].prev = &cl->objs[t];
 	cl->next = dev->clients;
 	dev->clients = cl;
 	*out = cl;
@@ -43,23 +46,15 @@ droce_dev_client_free(struct droce_client *cl)
 	struct droce_dev *dev = cl->dev;
 	struct droce_client **pp;
 	static const uint8_t order[] = { OBJ_QP, OBJ_AH, OBJ_SRQ, OBJ_CQ, OBJ_MW, OBJ_MR, OBJ_PD };
+	struct dev_obj *o, *nx;
 	unsigned int k;
-	uint32_t i;
 
 	/* QPs first, to the error state, so peers see errors and nothing waits on us */
-	for (i = 0; i < DEV_MAX_OBJS; i++) {
-		struct dev_obj *o = dev->objs[i];
-
-		if (o != NULL && o->cl == cl && o->type == OBJ_QP)
-			droce_tqp_set_state(&((struct dev_qp *)o)->tqp, DROCE_TQP_ERR, 0, 0);
-	}
+	DEV_CL_FOREACH(o, nx, cl, OBJ_QP)
+		droce_tqp_set_state(&((struct dev_qp *)o)->tqp, DROCE_TQP_ERR, 0, 0);
 	for (k = 0; k < DROCE_DIM(order); k++)
-		for (i = 0; i < DEV_MAX_OBJS; i++) {
-			struct dev_obj *o = dev->objs[i];
-
-			if (o != NULL && o->cl == cl && o->type == order[k])
-				dev_obj_destroy(dev, o);
-		}
+		DEV_CL_FOREACH(o, nx, cl, order[k])
+			dev_obj_destroy(dev, o);
 	dev_ring_free(&cl->db);
 	if (cl->async_fd >= 0)
 		close(cl->async_fd);

@@ -105,14 +105,12 @@ dev_obj_destroy(struct droce_dev *dev, struct dev_obj *o)
 void
 dev_drain_ud_qps(struct droce_client *cl)
 {
-	struct droce_dev *dev = cl->dev;
-	uint32_t i;
+	struct dev_obj *o, *nx;
 
-	for (i = 0; i < DEV_MAX_OBJS; i++) {
-		struct dev_obj *o = dev->objs[i];
+	DEV_CL_FOREACH(o, nx, cl, OBJ_QP) {
+		struct dev_qp *qp = (struct dev_qp *)o;
 
-		if (o != NULL && o->cl == cl && o->type == OBJ_QP &&
-		    ((struct dev_qp *)o)->tqp.attr.type == IBV_QPT_UD)
-			engine_qp_drain(((struct dev_qp *)o)->eng, (struct dev_qp *)o, 0);
+		if (qp->tqp.attr.type == IBV_QPT_UD)
+			engine_qp_drain(qp->eng, qp, 0);
 	}
 }

@@ -26,6 +26,10 @@ dev_obj_add(struct droce_dev *dev, struct droce_client *cl, struct dev_obj *o,
 			o->type = (uint8_t)type;
 			o->cl = cl;
 			o->handle = idx + 1;
+			o->next = &cl->objs[type];
+			o->prev = cl->objs[type].prev;
+			o->prev->next = o;
+			cl->objs[type].prev = o;
 			dev->objs[idx] = o;
 			dev->next_obj = idx + 1;	/* do not reuse a handle at once */
 			dev->nobj[type]++;
@@ -39,6 +43,8 @@ void
 dev_obj_del(struct droce_dev *dev, struct dev_obj *o)
 {
 	dev->objs[o->handle - 1] = NULL;
+	o->prev->next = o->next;
+	o->next->prev = o->prev;
 	dev->nobj[o->type]--;
 }
 

@@ -44,6 +44,8 @@ struct dev_obj {
 	uint8_t type;
 	uint32_t handle;
 	struct droce_client *cl;
+	/* the client's objects of this type, in creation order (circular) */
+	struct dev_obj *next, *prev;
 };
 
 /* A shared-memory ring the device created or mapped (verbs_ring.c). */
@@ -144,6 +146,11 @@ struct droce_client {
 	struct droce_client_cred cred;
 	int async_fd;		/* write end of the async-event pipe, or -1 */
 	struct dev_ring db;
+	/*
+	 * Heads of its objects by type: a client's teardown and per-client
+	 * walks visit its own objects, not every handle of the device.
+	 */
+	struct dev_obj objs[OBJ_TYPE_COUNT];
 	struct droce_client *next;
 };
 
@@ -181,6 +188,11 @@ int dev_obj_add(struct droce_dev *dev, struct droce_client *cl, struct dev_obj *
 		enum dev_obj_type type);
 void dev_obj_del(struct droce_dev *dev, struct dev_obj *o);
 void dev_async_event(struct droce_client *cl, enum ibv_event_type type, uint32_t handle);
+
+/* Each object of type @p t of client @p cl; @p o may be destroyed in the body. */
+#define DEV_CL_FOREACH(o, nx, cl, t) \
+	for ((o) = (cl)->objs[t].next, (nx) = (o)->next; (o) != &(cl)->objs[t]; \
+	     (o) = (nx), (nx) = (o)->next)
 
 /* verbs_ring.c */
 int dev_ring_create(struct dev_ring *ring, enum droce_shm_kind kind, uint32_t handle,

@@ -46,23 +46,21 @@ droce_dev_describe(const struct droce_dev *dev, char (*lines)[128], unsigned int
 		[IBV_QPT_RC] = "RC", [IBV_QPT_UC] = "UC", [IBV_QPT_UD] = "UD",
 	};
 	const struct droce_client *cl;
-	unsigned int n = 0;
-	uint32_t i;
+	unsigned int n = 0, t;
 
 	for (cl = dev->clients; cl != NULL && n < max; cl = cl->next) {
 		uint32_t cnt[OBJ_TYPE_COUNT] = { 0 };
+		const struct dev_obj *o;
 
-		for (i = 0; i < DEV_MAX_OBJS; i++)
-			if (dev->objs[i] != NULL && dev->objs[i]->cl == cl)
-				cnt[dev->objs[i]->type]++;
+		for (t = 0; t < OBJ_TYPE_COUNT; t++)
+			for (o = cl->objs[t].next; o != &cl->objs[t]; o = o->next)
+				cnt[t]++;
 		snprintf(lines[n++], 128, "client %u pid %u uid %u: %u pd %u mr %u mw %u cq %u srq %u qp %u ah",
 			 cl->id, cl->cred.pid, cl->cred.uid, cnt[OBJ_PD], cnt[OBJ_MR], cnt[OBJ_MW],
 			 cnt[OBJ_CQ], cnt[OBJ_SRQ], cnt[OBJ_QP], cnt[OBJ_AH]);
-		for (i = 0; i < DEV_MAX_OBJS && n < max; i++) {
-			const struct dev_qp *qp = (const void *)dev->objs[i];
+		for (o = cl->objs[OBJ_QP].next; o != &cl->objs[OBJ_QP] && n < max; o = o->next) {
+			const struct dev_qp *qp = (const void *)o;
 
-			if (qp == NULL || qp->o.cl != cl || qp->o.type != OBJ_QP)
-				continue;
 			snprintf(lines[n++], 128, "  qp 0x%06x %s %s dest 0x%06x sent %lu recv %lu retrans %lu",
 				 qp->tqp.attr.qpn, type_name[qp->tqp.attr.type],
 				 droce_qp_state_name(qp->state), qp->tqp.attr.dest_qpn,
