@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_ring.h>
+
 #include "droce_engine.h"
 #include "droce_idle.h"
 #include "droce_verbs_dev.h"
@@ -39,10 +41,11 @@ struct droced_opts {
 	const char *fault;		/* --fault: net_droce_fault parameters */
 };
 
-/* A request handed from the control thread to the worker. */
+/* A request handed from the control or telemetry thread to the worker. */
 struct droced_call {
 	void (*fn)(struct droced_call *c);
 	void *arg;
+	int done_fd;		/* the caller's eventfd: the worker writes it when done */
 	_Atomic int done;
 };
 
@@ -52,16 +55,20 @@ struct droced {
 	struct droce_dev *dev;		/* the control plane: objects, clients, requests */
 	struct droce_engine *eng;	/* its data plane, run by the worker loop */
 	void *port;			/* struct droce_port */
-	_Atomic(struct droced_call *) mailbox;
+	struct rte_ring *mailbox;	/* droced_call pointers: any thread in, the worker out */
 	_Atomic bool stop;
+	_Atomic bool worker_gone;	/* the poll loop has returned: calls wait no more */
 	int listen_fd;
 };
 
-/* Hand @c to the worker and wait until it ran. Control thread. */
+/* The worker's mailbox (after rte_eal_init). @return 0 or -1 after printing why. */
+int droced_mailbox_init(struct droced *d);
+
+/* Hand @c to the worker and wait until it ran (or the worker is gone). Any thread but the worker. */
 void droced_call_worker(struct droced *d, struct droced_call *c);
 
-/* Worker: run a pending call, if any. @return true if one ran. */
-bool droced_worker_mailbox(struct droced *d);
+/* Worker: run the pending calls, a few at most. @return how many ran. */
+unsigned int droced_worker_mailbox(struct droced *d);
 
 /* The control server thread. */
 void *droced_ctrl_thread(void *arg);

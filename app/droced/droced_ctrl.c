@@ -14,15 +14,19 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_errno.h>
 #include <rte_log.h>
+#include <rte_ring.h>
 
 #include "droce_ctrl.h"
 #include "droce_ctrl_cm.h"
@@ -35,33 +39,75 @@ struct conn {
 	struct droce_client *cl;
 };
 
+#define MAILBOX_SLOTS	64	/* callers: the control and telemetry threads, one call each */
+#define MAILBOX_BURST	8
+
+int
+droced_mailbox_init(struct droced *d)
+{
+	d->mailbox = rte_ring_create("droced_mailbox", MAILBOX_SLOTS, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (d->mailbox == NULL) {
+		fprintf(stderr, "droced: mailbox: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Each calling thread waits on its own eventfd, which the worker writes
+ * once the call ran: the caller sleeps in poll(), not in timed naps. The
+ * timeout only lets it notice a worker that is gone.
+ */
 void
 droced_call_worker(struct droced *d, struct droced_call *c)
 {
-	struct droced_call *expected = NULL;
+	static __thread int done_fd = -1;
+	struct pollfd pfd;
+	uint64_t v;
 
+	if (done_fd < 0)
+		done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->done_fd = done_fd;
 	atomic_store(&c->done, 0);
-	/* one call at a time: only this thread posts */
-	while (!atomic_compare_exchange_weak(&d->mailbox, &expected, c))
-		expected = NULL;
+	while (rte_ring_mp_enqueue(d->mailbox, c) != 0) {
+		if (atomic_load(&d->worker_gone))
+			return;
+		sched_yield();		/* full: MAILBOX_SLOTS callers at once */
+	}
+	pfd.fd = done_fd;
+	pfd.events = POLLIN;
 	while (!atomic_load_explicit(&c->done, memory_order_acquire)) {
-		if (atomic_load(&d->stop) && atomic_load(&d->mailbox) == c)
-			break;
-		usleep(20);
+		/* the worker stopped before taking it: nothing will run it now */
+		if (atomic_load(&d->worker_gone))
+			return;
+		if (done_fd < 0) {
+			sched_yield();
+			continue;
+		}
+		/* a token left by an earlier call costs one more turn, no more */
+		if (poll(&pfd, 1, 100) > 0 && read(done_fd, &v, sizeof(v)) < 0)
+			continue;
 	}
 }
 
-bool
+unsigned int
 droced_worker_mailbox(struct droced *d)
 {
-	struct droced_call *c = atomic_load_explicit(&d->mailbox, memory_order_acquire);
+	void *calls[MAILBOX_BURST];
+	unsigned int n = rte_ring_sc_dequeue_burst(d->mailbox, calls, MAILBOX_BURST, NULL), i;
+	static const uint64_t one = 1;
 
-	if (c == NULL)
-		return false;
-	c->fn(c);
-	atomic_store(&d->mailbox, NULL);
-	atomic_store_explicit(&c->done, 1, memory_order_release);
-	return true;
+	for (i = 0; i < n; i++) {
+		struct droced_call *c = calls[i];
+		int fd = c->done_fd;
+
+		c->fn(c);
+		/* c may be gone once done is set: its fd was read before */
+		atomic_store_explicit(&c->done, 1, memory_order_release);
+		if (fd >= 0 && write(fd, &one, sizeof(one)) != sizeof(one))
+			continue;	/* the caller sees done at its next poll timeout */
+	}
+	return n;
 }
 
 int

@@ -115,6 +115,8 @@ main(int argc, char **argv)
 	argv[0] = (char *)"droced";
 	if (droced_opts_parse(&d->opts, argc, argv) < 0)
 		return 2;
+	if (droced_mailbox_init(d) < 0)
+		return 1;
 
 	memset(&conf, 0, sizeof(conf));
 	snprintf(conf.name, sizeof(conf.name), "%s", d->opts.name);
@@ -153,6 +155,7 @@ main(int argc, char **argv)
 	fflush(stdout);
 
 	worker_loop(d);
+	atomic_store(&d->worker_gone, true);
 
 	droce_dev_fatal(d->dev);	/* clients learn the device is gone */
 	pthread_join(ctrl, NULL);
