@@ -67,7 +67,7 @@ dev_resize_cq(struct droce_client *cl, const struct droce_ctrl_resize_cq_req *re
 	      struct droce_ctrl_resize_cq_rep *rep, int *fds, unsigned int *nfds)
 {
 	struct dev_cq *cq = dev_obj_get(cl, req->cq_handle, OBJ_CQ);
-	struct dev_ring nr;
+	struct droce_shm_view nr;
 	uint32_t cons, pending, i;
 	int ret;
 
@@ -82,7 +82,7 @@ dev_resize_cq(struct droce_client *cl, const struct droce_ctrl_resize_cq_req *re
 	if (ret < 0)
 		return -ret;
 	for (i = cons; i != cq->ring.idx; i++)
-		memcpy(dev_slot(&nr, i), dev_slot(&cq->ring, i), DEV_CQE_SLOT);
+		memcpy(droce_shm_view_slot(&nr, i), droce_shm_view_slot(&cq->ring, i), DEV_CQE_SLOT);
 	nr.idx = cq->ring.idx;
 	droce_shm_release(nr.r, cons);
 	droce_shm_publish(nr.r, nr.idx);

@@ -48,27 +48,17 @@ struct dev_obj {
 	struct dev_obj *next, *prev;
 };
 
-/* A shared-memory ring the device created or mapped (verbs_ring.c). */
-struct dev_ring {
-	struct droce_shm_ring *r;
-	uint64_t map_len;
-	uint32_t nslots;	/* copied at create: never re-read from shm */
-	uint32_t slot_shift;	/* log2 of the slot size, likewise */
-	uint32_t idx;		/* our index: cons for SQ/RQ, prod for CQ */
-};
+/*
+ * The shared-memory rings the device creates (verbs_ring.c) are seen
+ * through a struct droce_shm_view: geometry copied at create (a client may
+ * rewrite the header), our own index.
+ */
 
 /* The client's producer index says more than the ring holds: it is broken. */
 static inline bool
-dev_ring_impossible(const struct dev_ring *ring)
+dev_ring_impossible(const struct droce_shm_view *ring)
 {
 	return droce_shm_load_prod(ring->r) - ring->idx > ring->nslots;
-}
-
-/* A slot within the geometry we created: a client may rewrite the header. */
-static inline void *
-dev_slot(const struct dev_ring *ring, uint32_t idx)
-{
-	return ring->r->slots + ((size_t)(idx & (ring->nslots - 1)) << ring->slot_shift);
 }
 
 struct dev_pd {
@@ -92,7 +82,7 @@ struct dev_mw {
 
 struct dev_cq {
 	struct dev_obj o;
-	struct dev_ring ring;
+	struct droce_shm_view ring;
 	uint32_t cqe;
 	int chan_fd;		/* write end of the completion channel's pipe, or -1 */
 	uint32_t refs;		/* QPs using it */
@@ -101,7 +91,7 @@ struct dev_cq {
 
 struct dev_srq {
 	struct dev_obj o;
-	struct dev_ring ring;
+	struct droce_shm_view ring;
 	struct dev_pd *pd;
 	uint32_t max_wr;
 	uint32_t max_sge;
@@ -122,8 +112,8 @@ struct dev_qp {
 	/* the engine's: transport state, its SQ/RQ indices, its place in the lists */
 	struct droce_tqp tqp;
 	struct droce_tqp_swqe *swqe;
-	struct dev_ring sq;
-	struct dev_ring rq;	/* unused with an SRQ */
+	struct droce_shm_view sq;
+	struct droce_shm_view rq;	/* unused with an SRQ */
 	struct dev_pd *pd;
 	struct dev_cq *scq;
 	struct dev_cq *rcq;
@@ -145,7 +135,7 @@ struct droce_client {
 	uint32_t id;
 	struct droce_client_cred cred;
 	int async_fd;		/* write end of the async-event pipe, or -1 */
-	struct dev_ring db;
+	struct droce_shm_view db;
 	/*
 	 * Heads of its objects by type: a client's teardown and per-client
 	 * walks visit its own objects, not every handle of the device.
@@ -195,9 +185,9 @@ void dev_async_event(struct droce_client *cl, enum ibv_event_type type, uint32_t
 	     (o) = (nx), (nx) = (o)->next)
 
 /* verbs_ring.c */
-int dev_ring_create(struct dev_ring *ring, enum droce_shm_kind kind, uint32_t handle,
+int dev_ring_create(struct droce_shm_view *ring, enum droce_shm_kind kind, uint32_t handle,
 		    uint32_t nslots, uint32_t slot_size, int *fd_out);
-void dev_ring_free(struct dev_ring *ring);
+void dev_ring_free(struct droce_shm_view *ring);
 uint32_t dev_pow2(uint32_t n);
 
 /* verbs_dev_destroy.c */

@@ -44,7 +44,7 @@ engine_qp_drain(struct droce_engine *eng, struct dev_qp *qp, uint64_t now)
 		/* room in the transport's queue: it holds WQEs until they retire */
 		if (qp->tqp.sq_post - qp->tqp.comp.idx >= qp->tqp.sq_size)
 			break;
-		memcpy(&s, dev_slot(&qp->sq, qp->sq.idx), sizeof(s));
+		memcpy(&s, droce_shm_view_slot(&qp->sq, qp->sq.idx), sizeof(s));
 		if (!engine_swqe_convert(eng, qp, &s, &w, &status)) {
 			ENG_CNT(eng, BAD_WQE);
 			w.local_done = true;
@@ -70,15 +70,7 @@ droce_engine_doorbells(struct droce_engine *eng, uint64_t now)
 	for (cl = eng->dev->clients; cl != NULL; cl = cl->next) {
 		if (cl->db.r == NULL)
 			continue;
-		struct droce_shm_view v = {
-			.r = cl->db.r,
-			.idx = cl->db.idx,
-			.nslots = cl->db.nslots,
-			.log2_slot_size = cl->db.slot_shift,
-		};
-
-		n = droce_shm_doorbell_take_view(&v, handles, DROCE_DIM(handles));
-		cl->db.idx = v.idx;
+		n = droce_shm_doorbell_take_view(&cl->db, handles, DROCE_DIM(handles));
 		for (i = 0; i < n; i++) {
 			struct dev_qp *qp = dev_obj_get(cl, handles[i], OBJ_QP);
 			struct dev_srq *srq;

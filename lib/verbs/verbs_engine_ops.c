@@ -144,7 +144,7 @@ engine_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe
 		dev_async_event(cq->o.cl, IBV_EVENT_CQ_ERR, cq->o.handle);
 		return -ENOSPC;
 	}
-	s = dev_slot(&cq->ring, cq->ring.idx);
+	s = droce_shm_view_slot(&cq->ring, cq->ring.idx);
 	memset(s, 0, sizeof(*s));
 	s->wr_id = c->wr_id;
 	s->status = c->status;

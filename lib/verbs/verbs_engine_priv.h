@@ -88,7 +88,7 @@ void engine_qp_check_drained(struct dev_qp *qp);
 void engine_qp_check_comm_est(struct dev_qp *qp, uint64_t rx_before);
 
 /* verbs_engine_wqe.c: client ring slots to transport WQEs */
-int engine_rwqe_take(struct dev_ring *ring, uint32_t max_sge, struct droce_recv_wqe *w);
+int engine_rwqe_take(struct droce_shm_view *ring, uint32_t max_sge, struct droce_recv_wqe *w);
 bool engine_swqe_convert(struct droce_engine *eng, struct dev_qp *qp,
 			 const struct droce_shm_swqe *s, struct droce_send_wqe *w,
 			 uint32_t *status);

@@ -16,7 +16,7 @@
 
 /* Copy a receive WQE out of a ring the client writes; check what we keep. */
 int
-engine_rwqe_take(struct dev_ring *ring, uint32_t max_sge, struct droce_recv_wqe *w)
+engine_rwqe_take(struct droce_shm_view *ring, uint32_t max_sge, struct droce_recv_wqe *w)
 {
 	struct droce_shm_rwqe s;
 	uint32_t prod = droce_shm_load_prod(ring->r), i;
@@ -25,7 +25,7 @@ engine_rwqe_take(struct dev_ring *ring, uint32_t max_sge, struct droce_recv_wqe 
 		return -EBADMSG;	/* impossible index: the client is broken */
 	if (prod == ring->idx)
 		return -EAGAIN;
-	memcpy(&s, dev_slot(ring, ring->idx), sizeof(s));
+	memcpy(&s, droce_shm_view_slot(ring, ring->idx), sizeof(s));
 	ring->idx++;
 	droce_shm_release(ring->r, ring->idx);
 	if (s.num_sge > max_sge)

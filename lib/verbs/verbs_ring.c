@@ -5,7 +5,7 @@
 /*
  * The shared-memory rings the device creates for clients: a sealed memfd
  * (it can neither shrink nor grow under us), mapped, its header written; the
- * geometry kept privately (struct dev_ring) so a client rewriting the header
+ * geometry kept privately (struct droce_shm_view) so a client rewriting the header
  * cannot move a slot outside the mapping.
  */
 
@@ -27,7 +27,7 @@ dev_pow2(uint32_t n)
 }
 
 int
-dev_ring_create(struct dev_ring *ring, enum droce_shm_kind kind, uint32_t handle,
+dev_ring_create(struct droce_shm_view *ring, enum droce_shm_kind kind, uint32_t handle,
 		uint32_t nslots, uint32_t slot_size, int *fd_out)
 {
 	uint64_t len = droce_shm_ring_bytes(nslots, slot_size);
@@ -49,9 +49,9 @@ dev_ring_create(struct dev_ring *ring, enum droce_shm_kind kind, uint32_t handle
 	}
 	ring->map_len = len;
 	ring->nslots = nslots;
-	ring->slot_shift = 0;
-	while ((1u << ring->slot_shift) < slot_size)
-		ring->slot_shift++;
+	ring->log2_slot_size = 0;
+	while ((1u << ring->log2_slot_size) < slot_size)
+		ring->log2_slot_size++;
 	ring->idx = 0;
 	if (droce_shm_ring_init(ring->r, kind, handle, nslots, slot_size) < 0) {
 		munmap(ring->r, len);
@@ -68,7 +68,7 @@ err_close:
 }
 
 void
-dev_ring_free(struct dev_ring *ring)
+dev_ring_free(struct droce_shm_view *ring)
 {
 	if (ring->r != NULL)
 		munmap(ring->r, ring->map_len);
