@@ -230,6 +230,17 @@ do_request(struct droced_call *c)
 				      &r->rep_len, r->rep_fds, &r->rep_nfds);
 }
 
+struct reclaim_call {
+	struct droced_call c;
+	struct droced *d;
+};
+
+static void
+do_reclaim(struct droced_call *c)
+{
+	droce_dev_reclaim(((struct reclaim_call *)c)->d->dev);
+}
+
 static void
 conn_close(struct droced *d, struct conn *cn)
 {
@@ -309,11 +320,18 @@ droced_ctrl_thread(void *arg)
 	static struct conn conns[MAX_CONNS];
 	static struct pollfd pfd[MAX_CONNS + 1];
 	struct request_call *r = malloc(sizeof(*r));
+	struct reclaim_call rc = { .c.fn = do_reclaim, .d = d };
+	uint64_t next_reclaim = 0;
 	unsigned int i, n;
 
 	for (i = 0; i < MAX_CONNS; i++)
 		conns[i].fd = -1;
 	while (!atomic_load(&d->stop)) {
+		/* MRs of a client that went away wait for no request to free them */
+		if (droce_now_ns() >= next_reclaim) {
+			next_reclaim = droce_now_ns() + 1000 * 1000 * 1000ull;
+			droced_call_worker(d, &rc.c);
+		}
 		pfd[0].fd = d->listen_fd;
 		pfd[0].events = POLLIN;
 		for (i = 0, n = 1; i < MAX_CONNS; i++) {

@@ -104,6 +104,14 @@ int droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr,
 		      const void *body, const int *fds, unsigned int nfds,
 		      void *rep, uint32_t *rep_len, int *rep_fds, unsigned int *rep_nfds);
 
+/**
+ * Free the MR pages and key records every engine has stopped seeing (they
+ * wait for a quiescent point of each engine after they were unpublished).
+ * Control requests do it too; call it from time to time when there are
+ * none (a client that went away leaves its MRs waiting).
+ */
+void droce_dev_reclaim(struct droce_dev *dev);
+
 /** The daemon is stopping: every client gets IBV_EVENT_DEVICE_FATAL. */
 void droce_dev_fatal(struct droce_dev *dev);
 

@@ -124,12 +124,17 @@ droce_dev_create(const struct droce_dev_conf *conf, struct droce_dev **out)
 	dev->objs = calloc(DEV_MAX_OBJS, sizeof(*dev->objs));
 	if (dev->objs == NULL)
 		goto err_mcast;
-	ret = engine_create(dev, &dev->eng);
+	ret = dev_reclaim_init(dev);
 	if (ret < 0)
 		goto err_objs;
+	ret = engine_create(dev, 0, &dev->eng);
+	if (ret < 0)
+		goto err_reclaim;
 	*out = dev;
 	return 0;
 
+err_reclaim:
+	dev_reclaim_fini(dev);
 err_objs:
 	free(dev->objs);
 err_mcast:
@@ -148,6 +153,7 @@ droce_dev_destroy(struct droce_dev *dev)
 		return;
 	while (dev->clients != NULL)
 		droce_dev_client_free(dev->clients);
+	dev_reclaim_fini(dev);		/* the engine polls no more */
 	engine_destroy(dev->eng);
 	free(dev->objs);
 	droce_mcast_free(dev->mcast);

@@ -60,16 +60,20 @@ dev_obj_destroy(struct droce_dev *dev, struct dev_obj *o)
 
 		/* a dying client's windows were destroyed first: nothing is bound */
 		droce_mr_deregister(dev->keys, &mr->mr);
-		munmap(mr->map, mr->map_len);
 		mr->pd->refs--;
-		break;
+		dev_obj_del(dev, o);
+		/* an engine may have resolved its key a moment ago */
+		dev_reclaim_defer(dev, mr->map, mr->map_len, mr);
+		return;
 	}
 	case OBJ_MW: {
 		struct dev_mw *mw = (struct dev_mw *)o;
 
 		droce_mw_dealloc(dev->keys, &mw->mw);
 		mw->pd->refs--;
-		break;
+		dev_obj_del(dev, o);
+		dev_reclaim_defer(dev, NULL, 0, mw);
+		return;
 	}
 	case OBJ_CQ: {
 		struct dev_cq *cq = (struct dev_cq *)o;

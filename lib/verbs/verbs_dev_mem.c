@@ -197,7 +197,7 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 		return ret;	/* EBUSY while a window is bound, as ibv_dereg_mr(3) */
 	}
 	if (xlate) {
-		munmap(mr->map, mr->map_len);
+		dev_reclaim_defer(cl->dev, mr->map, mr->map_len, NULL);	/* engines may still copy */
 		mr->map = map;
 		mr->map_len = map_len;
 	}

@@ -16,6 +16,9 @@
 #include "droce_verbs_dev.h"
 #include "droce_engine.h"
 
+struct dev_reclaim;
+struct rte_rcu_qsbr;
+
 /* limits: config/droce_config.h */
 #define DEV_MAX_OBJS		DROCE_MAX_OBJS
 #define DEV_MAX_QP		DROCE_MAX_QP
@@ -27,6 +30,7 @@
 #define DEV_RWQE_SLOT		256
 #define DEV_CQE_SLOT		64
 #define DEV_DB_SLOTS		4096
+#define DEV_MAX_ENGINES		8	/* threads the quiescent-state variable counts */
 
 enum dev_obj_type {
 	OBJ_NONE,
@@ -161,6 +165,8 @@ struct droce_dev {
 	droce_qpn_held_fn qpn_held;	/* the CM's TIMEWAIT QPNs are not handed out */
 	void *qpn_held_arg;
 	uint64_t cnt[DROCE_DEV_CNT_COUNT];	/* the control plane's (CLIENTS_LOST) */
+	struct rte_rcu_qsbr *qsbr;	/* each engine reports a quiescent point per pass */
+	struct dev_reclaim *reclaim;	/* what waits for every engine to pass one */
 };
 
 #define DEV_CNT(dev, sym) ((dev)->cnt[DROCE_DEV_CNT_##sym]++)
@@ -189,6 +195,11 @@ int dev_ring_create(struct droce_shm_view *ring, enum droce_shm_kind kind, uint3
 		    uint32_t nslots, uint32_t slot_size, int *fd_out);
 void dev_ring_free(struct droce_shm_view *ring);
 uint32_t dev_pow2(uint32_t n);
+
+/* verbs_dev_reclaim.c: MR pages and key records freed once no engine can see them */
+int dev_reclaim_init(struct droce_dev *dev);
+void dev_reclaim_defer(struct droce_dev *dev, void *map, uint64_t map_len, void *obj);
+void dev_reclaim_fini(struct droce_dev *dev);
 
 /* verbs_dev_destroy.c */
 int dev_destroy_checked(struct droce_client *cl, uint32_t handle, enum dev_obj_type type);

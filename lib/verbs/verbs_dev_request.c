@@ -84,6 +84,7 @@ droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr, con
 
 	*rep_len = 0;
 	*rep_nfds = 0;
+	droce_dev_reclaim(dev);
 	if (hdr->type == DROCE_CTRL_NONE || hdr->type >= DROCE_CTRL_TYPE_COUNT ||
 	    hdr->len != req_len[hdr->type])
 		return -EPROTO;

@@ -14,16 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_rcu_qsbr.h>
+
 #include "verbs_engine_priv.h"
 
 int
-engine_create(struct droce_dev *dev, struct droce_engine **out)
+engine_create(struct droce_dev *dev, unsigned int id, struct droce_engine **out)
 {
 	struct droce_engine *eng = calloc(1, sizeof(*eng));
 
 	if (eng == NULL)
 		return -ENOMEM;
 	eng->dev = dev;
+	eng->id = id;
 	eng->qpn = calloc(DEV_MAX_QP, sizeof(*eng->qpn));
 	eng->live = calloc(DEV_MAX_QP, sizeof(*eng->live));
 	eng->active = calloc(DEV_MAX_QP, sizeof(*eng->active));
@@ -32,6 +35,9 @@ engine_create(struct droce_dev *dev, struct droce_engine **out)
 		engine_destroy(eng);
 		return -ENOMEM;
 	}
+	/* online from now: deferred frees wait for its passes (droce_engine_poll) */
+	rte_rcu_qsbr_thread_register(dev->qsbr, id);
+	rte_rcu_qsbr_thread_online(dev->qsbr, id);
 	*out = eng;
 	return 0;
 }
@@ -41,6 +47,10 @@ engine_destroy(struct droce_engine *eng)
 {
 	if (eng == NULL)
 		return;
+	if (eng->dev->qsbr != NULL) {
+		rte_rcu_qsbr_thread_offline(eng->dev->qsbr, eng->id);
+		rte_rcu_qsbr_thread_unregister(eng->dev->qsbr, eng->id);
+	}
 	free(eng->loop);
 	free(eng->active);
 	free(eng->live);

@@ -25,6 +25,7 @@ struct engine_loop_frame {
 
 struct droce_engine {
 	struct droce_dev *dev;		/* keys, groups, attributes, port ops: read here */
+	unsigned int id;		/* its thread id in dev->qsbr */
 	struct dev_qp **qpn;		/* its QPN shard: by QPN - DEV_QPN_BASE */
 	/*
 	 * Polls visit only the active QPs (a packet, a doorbell or a timer gave
@@ -66,7 +67,7 @@ engine_qp_activate(struct droce_engine *eng, struct dev_qp *qp)
 }
 
 /* verbs_engine.c: life, the QPN shard, the lists */
-int engine_create(struct droce_dev *dev, struct droce_engine **out);
+int engine_create(struct droce_dev *dev, unsigned int id, struct droce_engine **out);
 void engine_destroy(struct droce_engine *eng);
 bool engine_qpn_used(const struct droce_engine *eng, uint32_t qpn);
 struct dev_qp *engine_qp_by_qpn(const struct droce_engine *eng, uint32_t qpn);

@@ -5,8 +5,11 @@
 /*
  * The engine's scheduler, one pass per call: loopback frames delivered,
  * the timers of every live QP once a millisecond, then each active QP polled
- * with a budget until it has nothing left to send.
+ * with a budget until it has nothing left to send; then a quiescent point
+ * (verbs_dev_reclaim.c).
  */
+
+#include <rte_rcu_qsbr.h>
 
 #include "verbs_engine_priv.h"
 
@@ -56,5 +59,7 @@ droce_engine_poll(struct droce_engine *eng, uint64_t now)
 	for (; i < eng->n_active; i++)
 		eng->active[keep++] = eng->active[i];
 	eng->n_active = keep;
+	/* it holds no key, record or host pointer between passes */
+	rte_rcu_qsbr_quiescent(eng->dev->qsbr, eng->id);
 	return work;
 }
