@@ -18,14 +18,11 @@
 
 #include "verbs_engine_priv.h"
 
-/* IBA path MTU for an Ethernet MTU: room for the RoCEv2 headers (as rxe). */
+/* IBA path MTU for an Ethernet MTU (droce_path_mtu_bytes()), as enum ibv_mtu. */
 static enum ibv_mtu
 dev_path_mtu(uint32_t link_mtu)
 {
-	uint32_t room = link_mtu > 80 ? link_mtu - 80 : 0;
-
-	return room >= 4096 ? IBV_MTU_4096 : room >= 2048 ? IBV_MTU_2048 :
-	       room >= 1024 ? IBV_MTU_1024 : room >= 512 ? IBV_MTU_512 : IBV_MTU_256;
+	return (enum ibv_mtu)(__builtin_ctz(droce_path_mtu_bytes(link_mtu)) - 7);	/* 256 = 2^8: 1 */
 }
 
 static void

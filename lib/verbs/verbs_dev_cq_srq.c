@@ -33,7 +33,7 @@ dev_create_cq(struct droce_client *cl, const struct droce_ctrl_create_cq_req *re
 	ret = dev_obj_add(cl->dev, cl, &cq->o, OBJ_CQ);
 	if (ret < 0)
 		goto err_free;
-	ret = dev_ring_create(&cq->ring, DROCE_SHM_CQ, cq->o.handle, dev_pow2(req->cqe),
+	ret = dev_ring_create(&cq->ring, DROCE_SHM_CQ, cq->o.handle, droce_pow2_at_least(req->cqe),
 			      DEV_CQE_SLOT, &fds[0]);
 	if (ret < 0)
 		goto err_obj;
@@ -77,7 +77,7 @@ dev_resize_cq(struct droce_client *cl, const struct droce_ctrl_resize_cq_req *re
 	pending = cq->ring.idx - cons;
 	if (pending > cq->ring.nslots || req->cqe < pending)
 		return EINVAL;
-	ret = dev_ring_create(&nr, DROCE_SHM_CQ, cq->o.handle, dev_pow2(req->cqe), DEV_CQE_SLOT,
+	ret = dev_ring_create(&nr, DROCE_SHM_CQ, cq->o.handle, droce_pow2_at_least(req->cqe), DEV_CQE_SLOT,
 			      &fds[0]);
 	if (ret < 0)
 		return -ret;
@@ -118,7 +118,7 @@ dev_create_srq(struct droce_client *cl, const struct droce_ctrl_create_srq_req *
 	ret = dev_obj_add(cl->dev, cl, &srq->o, OBJ_SRQ);
 	if (ret < 0)
 		goto err_free;
-	ret = dev_ring_create(&srq->ring, DROCE_SHM_RQ, srq->o.handle, dev_pow2(req->attr.max_wr),
+	ret = dev_ring_create(&srq->ring, DROCE_SHM_RQ, srq->o.handle, droce_pow2_at_least(req->attr.max_wr),
 			      DEV_RWQE_SLOT, &fds[0]);
 	if (ret < 0)
 		goto err_obj;

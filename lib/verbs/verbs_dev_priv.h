@@ -194,7 +194,6 @@ void dev_async_event(struct droce_client *cl, enum ibv_event_type type, uint32_t
 int dev_ring_create(struct droce_shm_view *ring, enum droce_shm_kind kind, uint32_t handle,
 		    uint32_t nslots, uint32_t slot_size, int *fd_out);
 void dev_ring_free(struct droce_shm_view *ring);
-uint32_t dev_pow2(uint32_t n);
 
 /* verbs_dev_reclaim.c: MR pages and key records freed once no engine can see them */
 int dev_reclaim_init(struct droce_dev *dev);

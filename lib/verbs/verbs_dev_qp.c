@@ -71,14 +71,14 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	cap.max_send_sge = DROCE_MAX(cap.max_send_sge, 1u);
 	cap.max_recv_sge = srq ? 0 : DROCE_MAX(cap.max_recv_sge, 1u);
 	cap.max_inline_data = DROCE_SHM_MAX_INLINE;
-	sq_slots = dev_pow2(cap.max_send_wr);
+	sq_slots = droce_pow2_at_least(cap.max_send_wr);
 	cap.max_send_wr = sq_slots;
 	ret = -dev_ring_create(&qp->sq, DROCE_SHM_SQ, qp->o.handle, sq_slots, DEV_SWQE_SLOT, &fds[0]);
 	if (ret)
 		goto err_obj;
 	*nfds = 1;
 	if (srq == NULL) {
-		cap.max_recv_wr = dev_pow2(cap.max_recv_wr);
+		cap.max_recv_wr = droce_pow2_at_least(cap.max_recv_wr);
 		ret = -dev_ring_create(&qp->rq, DROCE_SHM_RQ, qp->o.handle, cap.max_recv_wr,
 				       DEV_RWQE_SLOT, &fds[1]);
 		if (ret)

@@ -16,16 +16,6 @@
 
 #include "verbs_dev_priv.h"
 
-uint32_t
-dev_pow2(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 int
 dev_ring_create(struct droce_shm_view *ring, enum droce_shm_kind kind, uint32_t handle,
 		uint32_t nslots, uint32_t slot_size, int *fd_out)
