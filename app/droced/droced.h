@@ -15,6 +15,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_ring.h>
+
+#include "droce_engine.h"
 #include "droce_idle.h"
 #include "droce_verbs_dev.h"
 
@@ -55,10 +58,11 @@ enum droced_wait_cnt {
 };
 extern const char *const droced_wait_counter_name[DROCED_WAIT_CNT_COUNT];
 
-/* A request handed from the control thread to the worker. */
+/* A request handed from the control or telemetry thread to the worker. */
 struct droced_call {
 	void (*fn)(struct droced_call *c);
 	void *arg;
+	int done_fd;		/* the caller's eventfd: the worker writes it when done */
 	_Atomic int done;
 	bool quiet;		/* housekeeping (sysfs' snapshot): no sign of traffic */
 };
@@ -73,10 +77,12 @@ enum droced_mail {
 struct droced {
 	struct droced_opts opts;
 	struct droce_dev_conf conf;	/* as the device was created: GIDs, node GUID */
-	struct droce_dev *dev;
+	struct droce_dev *dev;		/* the control plane: objects, clients, requests */
+	struct droce_engine *eng;	/* its data plane, run by the worker loop */
 	void *port;			/* struct droce_port */
-	_Atomic(struct droced_call *) mailbox;
+	struct rte_ring *mailbox;	/* droced_call pointers: any thread in, the worker out */
 	_Atomic bool stop;
+	_Atomic bool worker_gone;	/* the poll loop has returned: calls wait no more */
 	int listen_fd;
 	int wait_epfd;			/* --idle wait (droced_wait.c), else -1 */
 	int wait_ctrl_fd;		/* eventfd: the control thread posted a call */
@@ -84,10 +90,13 @@ struct droced {
 	uint64_t wait_cnt[DROCED_WAIT_CNT_COUNT];	/* worker; droce-ctl stats */
 };
 
-/* Hand @c to the worker and wait until it ran. Control thread. */
+/* The worker's mailbox (after rte_eal_init). @return 0 or -1 after printing why. */
+int droced_mailbox_init(struct droced *d);
+
+/* Hand @c to the worker and wait until it ran (or the worker is gone). Any thread but the worker. */
 void droced_call_worker(struct droced *d, struct droced_call *c);
 
-/* Worker: run a pending call, if any. */
+/* Worker: run the pending calls, a few at most. */
 enum droced_mail droced_worker_mailbox(struct droced *d);
 
 /*

@@ -14,15 +14,19 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_errno.h>
 #include <rte_log.h>
+#include <rte_ring.h>
 
 #include "droce_ctrl.h"
 #include "droce_ctrl_cm.h"
@@ -35,36 +39,82 @@ struct conn {
 	struct droce_client *cl;
 };
 
+#define MAILBOX_SLOTS	64	/* callers: the control and telemetry threads, one call each */
+#define MAILBOX_BURST	8
+
+int
+droced_mailbox_init(struct droced *d)
+{
+	d->mailbox = rte_ring_create("droced_mailbox", MAILBOX_SLOTS, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (d->mailbox == NULL) {
+		fprintf(stderr, "droced: mailbox: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Each calling thread waits on its own eventfd, which the worker writes
+ * once the call ran: the caller sleeps in poll(), not in timed naps. The
+ * timeout only lets it notice a worker that is gone.
+ */
 void
 droced_call_worker(struct droced *d, struct droced_call *c)
 {
-	struct droced_call *expected = NULL;
+	static __thread int done_fd = -1;
+	struct pollfd pfd;
+	uint64_t v;
 
+	if (done_fd < 0)
+		done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->done_fd = done_fd;
 	atomic_store(&c->done, 0);
-	/* one call at a time: only this thread posts */
-	while (!atomic_compare_exchange_weak(&d->mailbox, &expected, c))
-		expected = NULL;
+	while (rte_ring_mp_enqueue(d->mailbox, c) != 0) {
+		if (atomic_load(&d->worker_gone))
+			return;
+		sched_yield();		/* full: MAILBOX_SLOTS callers at once */
+	}
 	droced_wait_kick(d);	/* a worker asleep in --idle wait */
+	pfd.fd = done_fd;
+	pfd.events = POLLIN;
 	while (!atomic_load_explicit(&c->done, memory_order_acquire)) {
-		if (atomic_load(&d->stop) && atomic_load(&d->mailbox) == c)
-			break;
-		usleep(20);
+		/* the worker stopped before taking it: nothing will run it now */
+		if (atomic_load(&d->worker_gone))
+			return;
+		if (done_fd < 0) {
+			sched_yield();
+			continue;
+		}
+		/* a token left by an earlier call costs one more turn, no more */
+		if (poll(&pfd, 1, 100) > 0 && read(done_fd, &v, sizeof(v)) < 0)
+			continue;
 	}
 }
 
 enum droced_mail
 droced_worker_mailbox(struct droced *d)
 {
-	struct droced_call *c = atomic_load_explicit(&d->mailbox, memory_order_acquire);
-	bool quiet;
+	void *calls[MAILBOX_BURST];
+	unsigned int n = rte_ring_sc_dequeue_burst(d->mailbox, calls, MAILBOX_BURST, NULL), i;
+	enum droced_mail mail = DROCED_MAIL_NONE;
+	static const uint64_t one = 1;
 
-	if (c == NULL)
-		return DROCED_MAIL_NONE;
-	quiet = c->quiet;	/* c may be gone once done is set */
-	c->fn(c);
-	atomic_store(&d->mailbox, NULL);
-	atomic_store_explicit(&c->done, 1, memory_order_release);
-	return quiet ? DROCED_MAIL_QUIET : DROCED_MAIL_ACTIVE;
+	for (i = 0; i < n; i++) {
+		struct droced_call *c = calls[i];
+		int fd = c->done_fd;
+		bool quiet = c->quiet;
+
+		c->fn(c);
+		/* c may be gone once done is set: its fd and kind were read before */
+		atomic_store_explicit(&c->done, 1, memory_order_release);
+		if (quiet && mail == DROCED_MAIL_NONE)
+			mail = DROCED_MAIL_QUIET;
+		else if (!quiet)
+			mail = DROCED_MAIL_ACTIVE;
+		if (fd >= 0 && write(fd, &one, sizeof(one)) != sizeof(one))
+			continue;	/* the caller sees done at its next poll timeout */
+	}
+	return mail;
 }
 
 int
@@ -187,6 +237,17 @@ do_request(struct droced_call *c)
 				      &r->rep_len, r->rep_fds, &r->rep_nfds);
 }
 
+struct reclaim_call {
+	struct droced_call c;
+	struct droced *d;
+};
+
+static void
+do_reclaim(struct droced_call *c)
+{
+	droce_dev_reclaim(((struct reclaim_call *)c)->d->dev);
+}
+
 static void
 conn_close(struct droced *d, struct conn *cn)
 {
@@ -266,11 +327,18 @@ droced_ctrl_thread(void *arg)
 	static struct conn conns[MAX_CONNS];
 	static struct pollfd pfd[MAX_CONNS + 1];
 	struct request_call *r = malloc(sizeof(*r));
+	struct reclaim_call rc = { .c.fn = do_reclaim, .d = d };
+	uint64_t next_reclaim = 0;
 	unsigned int i, n;
 
 	for (i = 0; i < MAX_CONNS; i++)
 		conns[i].fd = -1;
 	while (!atomic_load(&d->stop)) {
+		/* MRs of a client that went away wait for no request to free them */
+		if (droce_now_ns() >= next_reclaim) {
+			next_reclaim = droce_now_ns() + 1000 * 1000 * 1000ull;
+			droced_call_worker(d, &rc.c);
+		}
 		pfd[0].fd = d->listen_fd;
 		pfd[0].events = POLLIN;
 		for (i = 0, n = 1; i < MAX_CONNS; i++) {

@@ -54,9 +54,9 @@ worker_loop(struct droced *d)
 		enum droced_mail mail = droced_worker_mailbox(d);
 
 		work += mail == DROCED_MAIL_ACTIVE;
-		work += droce_dev_doorbells(d->dev, now);
+		work += droce_engine_doorbells(d->eng, now);
 		work += droced_port_rx(d, now);
-		work += droce_dev_poll(d->dev, now);
+		work += droce_engine_poll(d->eng, now);
 		work += droced_cm_poll(d, now);
 		droced_port_flush(d);
 		droced_port_watch(d, now);
@@ -129,6 +129,8 @@ main(int argc, char **argv)
 	argv[0] = (char *)"droced";
 	if (droced_opts_parse(&d->opts, argc, argv) < 0)
 		return 2;
+	if (droced_mailbox_init(d) < 0)
+		return 1;
 
 	memset(&conf, 0, sizeof(conf));
 	snprintf(conf.name, sizeof(conf.name), "%s", d->opts.name);
@@ -145,6 +147,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	d->conf = conf;
+	d->eng = droce_dev_engine(d->dev);
 	ret = droced_cm_init(d);
 	if (ret < 0) {
 		fprintf(stderr, "droced: connection manager: %s\n", strerror(-ret));
@@ -168,6 +171,7 @@ main(int argc, char **argv)
 	fflush(stdout);
 
 	worker_loop(d);
+	atomic_store(&d->worker_gone, true);
 
 	droce_dev_fatal(d->dev);	/* clients learn the device is gone */
 	pthread_join(ctrl, NULL);

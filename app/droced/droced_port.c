@@ -204,7 +204,7 @@ droced_port_rx(struct droced *d, uint64_t now)
 		if (r == DROCE_WIRE_OK) {
 			ps.roce.rx_pkts++;
 			ps.roce.rx_bytes += len;
-			droce_dev_rx(d->dev, &pkt, frame, now);
+			droce_engine_rx(d->eng, &pkt, frame, now);
 		} else
 			ps.rx_bad[r]++;
 	}

@@ -12,7 +12,7 @@
  *     the interface (DPDK 22.11's net_af_packet has no RX interrupt and
  *     keeps its socket private); other PMDs (memif, ring: no RX interrupt
  *     in 22.11 either) are looked at after SLEEP's naps
- *   - a transport timer is due (droce_dev_wait_budget()), or
+ *   - a transport timer is due (droce_engine_wait_budget()), or
  *     DROCED_WAIT_MAX_NS passed (CM timers, link watch, neighbour probes).
  */
 
@@ -100,7 +100,7 @@ void
 droced_wait(struct droced *d, uint64_t now, uint64_t last_work)
 {
 	struct epoll_event ev[DROCED_WAIT_EVENTS];
-	uint64_t ns = droce_dev_wait_budget(d->dev, now), cap = DROCED_WAIT_MAX_NS;
+	uint64_t ns = droce_engine_wait_budget(d->eng, now), cap = DROCED_WAIT_MAX_NS;
 	struct timespec ts;
 	unsigned int work;
 	int n;
@@ -121,12 +121,12 @@ droced_wait(struct droced *d, uint64_t now, uint64_t last_work)
 	}
 	if (ns > cap)
 		ns = cap;
-	droce_dev_sleep(d->dev, true);
+	droce_engine_sleep(d->eng, true);
 	if (d->wait_port_fd >= 0)
 		droced_port_wait_drain(d->wait_port_fd);
 	/* a last look: what came before the flags were up raised no wake-up */
 	work = droced_worker_mailbox(d) != DROCED_MAIL_NONE;
-	work += droce_dev_doorbells(d->dev, now);
+	work += droce_engine_doorbells(d->eng, now);
 	work += droced_port_rx(d, now);
 	if (work == 0) {
 		ts.tv_sec = (time_t)(ns / 1000000000ull);
@@ -138,7 +138,7 @@ droced_wait(struct droced *d, uint64_t now, uint64_t last_work)
 		else if (n == 0)
 			d->wait_cnt[DROCED_WAIT_TIMEOUT]++;
 	}
-	droce_dev_sleep(d->dev, false);
+	droce_engine_sleep(d->eng, false);
 }
 
 void

@@ -336,26 +336,6 @@ static const struct droce_tr_ops tp_ops = {
 
 /* ---- set-up ---- */
 
-static uint32_t
-path_mtu_for(uint32_t link_mtu)
-{
-	uint32_t room = link_mtu > 80 ? link_mtu - 80 : 0, p = 4096;
-
-	while (p > 256 && p > room)
-		p >>= 1;
-	return p;
-}
-
-static uint32_t
-pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 /* The WQE every message starts from; post_one() fills in the addresses. */
 static void
 template_init(struct tp_engine *e)
@@ -423,7 +403,7 @@ qps_create(struct tp_engine *e)
 	bool ud = o->mode == TP_UD || (o->mode == TP_RESPONDER && o->ud);
 	uint32_t i;
 
-	e->sq_size = pow2_at_least(o->depth);
+	e->sq_size = droce_pow2_at_least(o->depth);
 	e->qps = calloc(o->qps, sizeof(*e->qps));
 	e->sq_mem = calloc((size_t)o->qps * e->sq_size, sizeof(*e->sq_mem));
 	e->active = calloc(o->qps, sizeof(*e->active));
@@ -436,7 +416,7 @@ qps_create(struct tp_engine *e)
 			.qpn = (o->qpn_base + i) & DROCE_24BIT_MASK,
 			.dest_qpn = (o->remote_qpn + i) & DROCE_24BIT_MASK,
 			.qkey = o->qkey,
-			.mtu = o->path_mtu ? o->path_mtu : path_mtu_for(e->info.mtu),
+			.mtu = o->path_mtu ? o->path_mtu : droce_path_mtu_bytes(e->info.mtu),
 			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				  IBV_ACCESS_REMOTE_ATOMIC,
 			.timeout = 14,		/* 67 ms */

@@ -37,4 +37,30 @@
 #define DROCE_STR_(x) #x
 #define DROCE_STR(x) DROCE_STR_(x)
 
+/** The smallest power of two not below @p n (1 for 0); @p n at most 2^31. */
+static inline uint32_t
+droce_pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/**
+ * The IBA path MTU in bytes (256 to 4096) that an Ethernet MTU of
+ * @p link_mtu leaves room for after RoCEv2's headers (80 bytes, as rxe
+ * counts them). droced's device and droce-testpmd both use it.
+ */
+static inline uint32_t
+droce_path_mtu_bytes(uint32_t link_mtu)
+{
+	uint32_t room = link_mtu > 80 ? link_mtu - 80 : 0, p = 4096;
+
+	while (p > 256 && p > room)
+		p >>= 1;
+	return p;
+}
+
 #endif /* DROCE_CORE_H */

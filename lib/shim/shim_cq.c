@@ -161,7 +161,7 @@ cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	if (attr->comp_mask != 0)
 		return EINVAL;
 	cq_lock(cq);
-	cq->poll_idx = cq->ring.head;
+	cq->poll_idx = cq->ring.idx;
 	if (cq_avail(cq, cq->poll_idx) == 0) {
 		cq_unlock(cq);		/* no end_poll follows ENOENT */
 		poll_empty(true);
@@ -198,10 +198,10 @@ cq_end_poll(struct ibv_cq_ex *ibcq)
 {
 	struct shim_cq *cq = (struct shim_cq *)ibcq;
 
-	cq->ring.head = cq->poll_idx + (cq->cur_valid ? 1 : 0);
+	cq->ring.idx = cq->poll_idx + (cq->cur_valid ? 1 : 0);
 	cq->cur_valid = false;
 	/* release: our reads of the slots happen-before the engine reuses them */
-	droce_shm_release(cq->ring.r, cq->ring.head);
+	droce_shm_release(cq->ring.r, cq->ring.idx);
 	cq_unlock(cq);
 }
 
@@ -335,7 +335,7 @@ shim_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	if (num_entries < 0)
 		return -EINVAL;
 	cq_lock(cq);
-	idx = cq->ring.head;
+	idx = cq->ring.idx;
 	/* acquire: pairs with the engine's release store of prod */
 	avail = droce_shm_load_prod(cq->ring.r) - idx;
 	if (avail > cq->ring.nslots) {
@@ -363,7 +363,7 @@ shim_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		n++;
 	}
 	if (n > 0) {
-		cq->ring.head = idx;
+		cq->ring.idx = idx;
 		/* release: our reads of the slots happen-before the engine reuses them */
 		droce_shm_release(cq->ring.r, idx);
 	}
@@ -542,7 +542,7 @@ shim_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct droce_ctrl_resize_cq_req req = { .cq_handle = ibcq->handle, .cqe = (uint32_t)cqe };
 	struct shim_cq *cq = to_scq(ibcq);
 	struct droce_ctrl_resize_cq_rep rep;
-	struct shim_ring nr;
+	struct droce_shm_view nr;
 	int fd = -1, ret;
 
 	if (cqe <= 0)
@@ -552,7 +552,7 @@ shim_resize_cq(struct ibv_cq *ibcq, int cqe)
 			&rep, sizeof(rep), &fd, 1);
 	if (ret == 0)
 		ret = shim_ring_map(&nr, fd, rep.map_len, DROCE_SHM_CQ);
-	if (ret == 0 && nr.head != cq->ring.head) {
+	if (ret == 0 && nr.idx != cq->ring.idx) {
 		shim_ring_unmap(&nr);	/* the daemon's cons is not ours */
 		ret = EPROTO;
 	}

@@ -300,7 +300,7 @@ shim_call_destroy(struct shim_context *sctx, uint16_t type, uint32_t handle)
 }
 
 int
-shim_ring_map(struct shim_ring *ring, int fd, uint64_t map_len, enum droce_shm_kind kind)
+shim_ring_map(struct droce_shm_view *ring, int fd, uint64_t map_len, enum droce_shm_kind kind)
 {
 	void *p;
 
@@ -320,17 +320,18 @@ shim_ring_map(struct shim_ring *ring, int fd, uint64_t map_len, enum droce_shm_k
 		return EPROTO;
 	}
 	ring->r = p;
-	ring->map_len = (size_t)map_len;
+	ring->map_len = map_len;
 	ring->nslots = droce_shm_nslots(p);
-	ring->head = kind == DROCE_SHM_CQ ? droce_shm_load_cons(p) : droce_shm_load_prod(p);
+	ring->log2_slot_size = ((struct droce_shm_ring *)p)->log2_slot_size;
+	ring->idx = kind == DROCE_SHM_CQ ? droce_shm_load_cons(p) : droce_shm_load_prod(p);
 	return 0;
 }
 
 void
-shim_ring_unmap(struct shim_ring *ring)
+shim_ring_unmap(struct droce_shm_view *ring)
 {
 	if (ring->r != NULL)
-		munmap(ring->r, ring->map_len);
+		munmap(ring->r, (size_t)ring->map_len);
 	ring->r = NULL;
 }
 

@@ -71,7 +71,7 @@ max_sge(uint32_t granted)
 
 /* A slot is free unless the engine has not consumed it yet. */
 static inline bool
-ring_full(struct shim_ring *ring, uint32_t prod)
+ring_full(struct droce_shm_view *ring, uint32_t prod)
 {
 	/* acquire: pairs with the engine's release of cons after copying the slots out */
 	return prod - droce_shm_load_cons(ring->r) >= ring->nslots;
@@ -88,9 +88,9 @@ shim_wake_daemon(struct shim_context *sctx)
 }
 
 static inline void
-ring_publish(struct shim_context *sctx, struct shim_ring *ring, uint32_t prod, uint32_t handle)
+ring_publish(struct shim_context *sctx, struct droce_shm_view *ring, uint32_t prod, uint32_t handle)
 {
-	ring->head = prod;
+	ring->idx = prod;
 	/* release: the slot contents happen-before the engine sees prod */
 	droce_shm_publish(ring->r, prod);
 	/* -EAGAIN (DB ring full) is fine: the engine rescans flagged rings */
@@ -255,7 +255,7 @@ sq_post(struct shim_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
 		return EINVAL;
 	}
 	sq_lock(qp);
-	prod = qp->sq.head;
+	prod = qp->sq.idx;
 	for (; wr != NULL; wr = wr->next) {
 		if (ring_full(&qp->sq, prod)) {
 			ret = ENOMEM;
@@ -266,7 +266,7 @@ sq_post(struct shim_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
 			break;
 		prod++;
 	}
-	if (prod != qp->sq.head)
+	if (prod != qp->sq.idx)
 		ring_publish(qp_sctx(qp), &qp->sq, prod, qp->qp.handle);
 	sq_unlock(qp);
 	if (ret != 0)
@@ -306,7 +306,7 @@ shim_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind
 /* ---- receive ---- */
 
 static int
-rq_post(struct shim_context *sctx, struct shim_ring *ring, pthread_spinlock_t *lock,
+rq_post(struct shim_context *sctx, struct droce_shm_view *ring, pthread_spinlock_t *lock,
 	uint32_t handle, uint32_t max, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	uint32_t prod;
@@ -314,7 +314,7 @@ rq_post(struct shim_context *sctx, struct shim_ring *ring, pthread_spinlock_t *l
 
 	if (lock != NULL)
 		pthread_spin_lock(lock);
-	prod = ring->head;
+	prod = ring->idx;
 	for (; wr != NULL; wr = wr->next) {
 		struct droce_shm_rwqe *w;
 
@@ -337,7 +337,7 @@ rq_post(struct shim_context *sctx, struct shim_ring *ring, pthread_spinlock_t *l
 		}
 		prod++;
 	}
-	if (prod != ring->head)
+	if (prod != ring->idx)
 		ring_publish(sctx, ring, prod, handle);
 	if (lock != NULL)
 		pthread_spin_unlock(lock);
@@ -424,7 +424,7 @@ wr_start(struct ibv_qp_ex *x)
 	struct shim_qp *qp = xqp(x);
 
 	sq_lock(qp);
-	qp->wr_prod = qp->sq.head;
+	qp->wr_prod = qp->sq.idx;
 	qp->wr_cur = NULL;
 	qp->wr_err = 0;
 }
@@ -439,7 +439,7 @@ wr_complete(struct ibv_qp_ex *x)
 	ret = qp->wr_err;
 	if (ret == 0 && !sq_may_post(qp->qp.state))
 		ret = EINVAL;	/* as ibv_post_send(): the batch is not posted */
-	if (ret == 0 && qp->wr_prod != qp->sq.head)
+	if (ret == 0 && qp->wr_prod != qp->sq.idx)
 		ring_publish(qp_sctx(qp), &qp->sq, qp->wr_prod, qp->qp.handle);
 	qp->wr_cur = NULL;
 	sq_unlock(qp);
@@ -451,7 +451,7 @@ wr_abort(struct ibv_qp_ex *x)
 {
 	struct shim_qp *qp = xqp(x);
 
-	qp->wr_cur = NULL;	/* slots past sq.head were never published */
+	qp->wr_cur = NULL;	/* slots past sq.idx were never published */
 	sq_unlock(qp);
 }
 

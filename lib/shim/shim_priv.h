@@ -77,14 +77,6 @@ struct shim_objtab {
 	uint32_t used;			/* live + deleted entries */
 };
 
-/** One shared ring as this process sees it. */
-struct shim_ring {
-	struct droce_shm_ring *r;	/* NULL: not mapped */
-	size_t map_len;
-	uint32_t nslots;		/* copied at map time, never re-read */
-	uint32_t head;			/* ours: producer (SQ/RQ) or consumer (CQ) index */
-};
-
 struct shim_context {
 	struct verbs_context vctx;	/* ends with struct ibv_context, as rdma-core lays it out */
 	struct shim_device *sdev;
@@ -93,7 +85,7 @@ struct shim_context {
 	_Atomic bool dead;		/* the daemon went away: destroys succeed locally */
 	_Atomic bool fatal_reported;	/* IBV_EVENT_DEVICE_FATAL handed out once */
 	uint32_t ctx_handle;
-	struct shim_ring db;		/* doorbell ring (shared by all QPs/SRQs) */
+	struct droce_shm_view db;	/* doorbell ring (shared by all QPs/SRQs) */
 	int wake_fd;			/* eventfd: wakes a daemon asleep (--idle wait), or -1 */
 	pthread_mutex_t tab_lock;
 	struct shim_objtab tab;		/* handle -> CQ/QP/SRQ, for events */
@@ -161,7 +153,7 @@ struct shim_cq {
 		struct ibv_cq cq;
 		struct ibv_cq_ex cq_ex;
 	};
-	struct shim_ring ring;
+	struct droce_shm_view ring;
 	pthread_spinlock_t lock;
 	bool single_threaded;		/* SINGLE_THREADED or a thread domain: no lock */
 	struct shim_pd *parent;		/* ibv_cq_init_attr_ex.parent_domain, or NULL */
@@ -177,7 +169,7 @@ struct shim_cq {
 
 struct shim_srq {
 	struct ibv_srq srq;
-	struct shim_ring ring;
+	struct droce_shm_view ring;
 	pthread_spinlock_t lock;
 	struct shim_pd *parent;		/* created on a parent domain, or NULL */
 	bool lockless;			/* ... with a thread domain: lock not taken */
@@ -193,8 +185,8 @@ struct shim_qp {
 		struct ibv_qp_ex qp_ex;
 	};
 	uint32_t comp_mask;		/* SHIM_QP_EX */
-	struct shim_ring sq;
-	struct shim_ring rq;		/* r == NULL with an SRQ */
+	struct droce_shm_view sq;
+	struct droce_shm_view rq;	/* r == NULL with an SRQ; idx: our producer index */
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
 	struct shim_pd *parent;		/* created on a parent domain, or NULL */
@@ -234,8 +226,8 @@ int shim_call_destroy(struct shim_context *sctx, uint16_t type, uint32_t handle)
  * Map the ring in memfd @p fd (closed here) of @p map_len bytes and check
  * it is of @p kind. @return 0 or a positive errno.
  */
-int shim_ring_map(struct shim_ring *ring, int fd, uint64_t map_len, enum droce_shm_kind kind);
-void shim_ring_unmap(struct shim_ring *ring);
+int shim_ring_map(struct droce_shm_view *ring, int fd, uint64_t map_len, enum droce_shm_kind kind);
+void shim_ring_unmap(struct droce_shm_view *ring);
 
 int shim_obj_add(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle, void *obj);
 void shim_obj_del(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle);

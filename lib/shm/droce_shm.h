@@ -216,15 +216,18 @@ _Static_assert(sizeof(struct droce_shm_cqe) <= 64, "CQE fits a 64-byte slot");
 _Static_assert(sizeof(struct droce_shm_db) == 8, "doorbell slot is 8 bytes");
 
 /**
- * Engine-private view of a ring (rxe_queue.h's discipline): the slot count
- * and size copied while the header was still the engine's alone, and this
- * side's own index. The shared index is only a mirror of @c idx.
+ * One side's private view of a ring (rxe_queue.h's discipline): the slot
+ * count and size copied while the header was still the engine's alone (or,
+ * in the client, when it mapped the ring), this side's own index, and the
+ * mapping's length. The shared index is only a mirror of @c idx. The
+ * engine's rings (lib/verbs) and the shim's are both this.
  */
 struct droce_shm_view {
-	struct droce_shm_ring *r;	/**< the mapping */
-	uint32_t idx;			/**< ours: cons of SQ/RQ/DB, prod of CQ */
+	struct droce_shm_ring *r;	/**< the mapping; NULL: none */
+	uint32_t idx;			/**< ours: cons of SQ/RQ/DB, prod of CQ (engine); prod of SQ/RQ, cons of CQ (client) */
 	uint32_t nslots;		/**< copied at create, never re-read */
 	uint32_t log2_slot_size;	/**< copied at create, never re-read */
+	uint64_t map_len;		/**< bytes mapped at r, for munmap() */
 };
 
 /* ---- helpers used by both sides; each names the operation it pairs with ---- */

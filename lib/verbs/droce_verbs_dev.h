@@ -6,17 +6,21 @@
 
 /**
  * @file
- * The device: every verbs object of every client, and the glue between
- * the clients' shared-memory rings, the transports and the port.
+ * The device: droced's RDMA device (not libibverbs: the shim is the
+ * client's side), the control plane. Every verbs object of every client,
+ * their handles, the clients, the control requests, the counters. Its data
+ * plane is the engine (droce_engine.h): the device places each QP on an
+ * engine, which runs the QP's transport, doorbells, RX and TX.
  *
- * One worker thread owns a device and calls everything here; the control
- * thread hands each decoded request to it (droced's mailbox), so objects,
- * keys and transport state have a single writer. Requests come from
- * untrusted clients: handles are checked against the client's own objects,
- * values against device limits, and ring contents are copied before use.
+ * Today one worker thread owns the device and its engine and calls
+ * everything here; the control thread hands each decoded request to it
+ * (droced's mailbox), so objects, keys and transport state have a single
+ * writer. Requests come from untrusted clients: handles are checked
+ * against the client's own objects, values against device limits, and
+ * ring contents are copied before use.
  *
  * Frames leave through the owner's frame_out callback; frames to one of the
- * device's own GIDs never reach the wire (loopback queue).
+ * device's own GIDs never reach the wire (the engine's loopback queue).
  */
 
 #include <stdbool.h>
@@ -63,7 +67,7 @@ struct droce_dev_conf {
 	/**
 	 * > 0: an epoll set the worker waits on when idle (--idle wait); each
 	 * client gets a wake eventfd, added to it, that its shim writes after
-	 * a doorbell while the device is asleep (droce_dev_sleep()).
+	 * a doorbell while the engine is asleep (droce_engine_sleep()).
 	 */
 	int wait_epfd;
 };
@@ -106,6 +110,14 @@ int droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr,
 		      const void *body, const int *fds, unsigned int nfds,
 		      void *rep, uint32_t *rep_len, int *rep_fds, unsigned int *rep_nfds);
 
+/**
+ * Free the MR pages and key records every engine has stopped seeing (they
+ * wait for a quiescent point of each engine after they were unpublished).
+ * Control requests do it too; call it from time to time when there are
+ * none (a client that went away leaves its MRs waiting).
+ */
+void droce_dev_reclaim(struct droce_dev *dev);
+
 /** The daemon is stopping: every client gets IBV_EVENT_DEVICE_FATAL. */
 void droce_dev_fatal(struct droce_dev *dev);
 
@@ -116,32 +128,6 @@ void droce_dev_fatal(struct droce_dev *dev);
  * NIC, their transfers retry and time out on their own.
  */
 void droce_dev_port_state(struct droce_dev *dev, bool up);
-
-/* ---- the worker loop ---- */
-
-/**
- * Waiting instead of polling (--idle wait, verbs_dev_wait.c). How long
- * the worker may wait from @p now without running a timer late: 0 if
- * there is work now (active QPs, loopback frames, unread send queues),
- * UINT64_MAX if no timer is pending at all.
- */
-uint64_t droce_dev_wait_budget(const struct droce_dev *dev, uint64_t now);
-/**
- * Tell every client whether the worker may be asleep. After setting it
- * (true), the caller looks at the doorbells once more (droce_dev_doorbells())
- * and waits only if there were none; it clears it (false) on waking.
- */
-void droce_dev_sleep(struct droce_dev *dev, bool asleep);
-
-/** Take doorbells from every client and feed new WQEs to the transports. */
-unsigned int droce_dev_doorbells(struct droce_dev *dev, uint64_t now);
-
-/** A received RoCEv2 frame (already parsed into @p pkt). */
-void droce_dev_rx(struct droce_dev *dev, const struct droce_pkt *pkt, const uint8_t *frame,
-		  uint64_t now);
-
-/** Let every QP transmit (budget per QP), deliver loopback frames, run timers. */
-unsigned int droce_dev_poll(struct droce_dev *dev, uint64_t now);
 
 /* ---- QP1: the General Services Interface, owned by the daemon ---- */
 

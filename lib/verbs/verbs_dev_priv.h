@@ -4,9 +4,20 @@
 #ifndef DROCE_VERBS_DEV_PRIV_H
 #define DROCE_VERBS_DEV_PRIV_H
 
-/* Internals of the device (verbs_dev*.c). Everything runs on the worker. */
+/*
+ * Internals of the device, the control plane (verbs_dev_*.c): its objects,
+ * handles and clients. The data plane -- transport ops, doorbells, RX, TX,
+ * the scheduler -- is the engine's (verbs_engine_priv.h). Today one engine
+ * runs on the same thread as the control requests (droced's worker), so
+ * both sides may touch an object without locks; fields the engine owns
+ * are marked so.
+ */
 
 #include "droce_verbs_dev.h"
+#include "droce_engine.h"
+
+struct dev_reclaim;
+struct rte_rcu_qsbr;
 
 /* limits: config/droce_config.h */
 #define DEV_MAX_OBJS		DROCE_MAX_OBJS
@@ -19,9 +30,7 @@
 #define DEV_RWQE_SLOT		256
 #define DEV_CQE_SLOT		64
 #define DEV_DB_SLOTS		4096
-#define DEV_LOOP_SLOTS		4096
-/* retransmit / RNR timers and forgotten doorbells: a scan of the live QPs */
-#define DEV_TIMER_NS		(1000 * 1000)
+#define DEV_MAX_ENGINES		8	/* threads the quiescent-state variable counts */
 
 enum dev_obj_type {
 	OBJ_NONE,
@@ -39,29 +48,21 @@ struct dev_obj {
 	uint8_t type;
 	uint32_t handle;
 	struct droce_client *cl;
+	/* the client's objects of this type, in creation order (circular) */
+	struct dev_obj *next, *prev;
 };
 
-/* A shared-memory ring the device created or mapped. */
-struct dev_ring {
-	struct droce_shm_ring *r;
-	uint64_t map_len;
-	uint32_t nslots;	/* copied at create: never re-read from shm */
-	uint32_t slot_shift;	/* log2 of the slot size, likewise */
-	uint32_t idx;		/* our index: cons for SQ/RQ, prod for CQ */
-};
+/*
+ * The shared-memory rings the device creates (verbs_ring.c) are seen
+ * through a struct droce_shm_view: geometry copied at create (a client may
+ * rewrite the header), our own index.
+ */
 
 /* The client's producer index says more than the ring holds: it is broken. */
 static inline bool
-dev_ring_impossible(const struct dev_ring *ring)
+dev_ring_impossible(const struct droce_shm_view *ring)
 {
 	return droce_shm_load_prod(ring->r) - ring->idx > ring->nslots;
-}
-
-/* A slot within the geometry we created: a client may rewrite the header. */
-static inline void *
-dev_slot(const struct dev_ring *ring, uint32_t idx)
-{
-	return ring->r->slots + ((size_t)(idx & (ring->nslots - 1)) << ring->slot_shift);
 }
 
 struct dev_pd {
@@ -85,7 +86,7 @@ struct dev_mw {
 
 struct dev_cq {
 	struct dev_obj o;
-	struct dev_ring ring;
+	struct droce_shm_view ring;
 	uint32_t cqe;
 	int chan_fd;		/* write end of the completion channel's pipe, or -1 */
 	uint32_t refs;		/* QPs using it */
@@ -94,7 +95,7 @@ struct dev_cq {
 
 struct dev_srq {
 	struct dev_obj o;
-	struct dev_ring ring;
+	struct droce_shm_view ring;
 	struct dev_pd *pd;
 	uint32_t max_wr;
 	uint32_t max_sge;
@@ -111,10 +112,12 @@ struct dev_ah {
 
 struct dev_qp {
 	struct dev_obj o;
+	struct droce_engine *eng;	/* the engine that runs it, for its whole life */
+	/* the engine's: transport state, its SQ/RQ indices, its place in the lists */
 	struct droce_tqp tqp;
 	struct droce_tqp_swqe *swqe;
-	struct dev_ring sq;
-	struct dev_ring rq;	/* unused with an SRQ */
+	struct droce_shm_view sq;
+	struct droce_shm_view rq;	/* unused with an SRQ */
 	struct dev_pd *pd;
 	struct dev_cq *scq;
 	struct dev_cq *rcq;
@@ -127,8 +130,8 @@ struct dev_qp {
 	bool sqd_notify;	/* in SQD, en_sqd_async_notify: SQ_DRAINED still owed */
 	bool comm_est;		/* COMM_EST raised since the last RESET */
 	bool dead;		/* being destroyed */
-	bool active;		/* on dev->active: may have packets to send */
-	uint32_t live_idx;	/* its place in dev->live */
+	bool active;		/* on eng->active: may have packets to send */
+	uint32_t live_idx;	/* its place in eng->live */
 };
 
 struct droce_client {
@@ -137,13 +140,13 @@ struct droce_client {
 	struct droce_client_cred cred;
 	int async_fd;		/* write end of the async-event pipe, or -1 */
 	int wake_fd;		/* eventfd the shim writes when we sleep (--idle wait), or -1 */
-	struct dev_ring db;
+	struct droce_shm_view db;
+	/*
+	 * Heads of its objects by type: a client's teardown and per-client
+	 * walks visit its own objects, not every handle of the device.
+	 */
+	struct dev_obj objs[OBJ_TYPE_COUNT];
 	struct droce_client *next;
-};
-
-struct dev_loop_frame {
-	uint32_t len;
-	uint8_t data[DROCE_MAX_FRAME_BYTES];
 };
 
 struct droce_dev {
@@ -155,53 +158,80 @@ struct droce_dev {
 	struct droce_mcast *mcast;
 	struct dev_obj **objs;		/* by handle - 1 */
 	uint32_t next_obj;		/* where the next free-slot search starts */
-	struct dev_qp **qpn;		/* by QPN - DEV_QPN_BASE */
-	uint32_t next_qpn;
-	/*
-	 * Polls visit only the active QPs (a packet, a doorbell or a timer gave
-	 * them work) and the timers scan the live ones once a millisecond:
-	 * idle QPs cost nothing per pass (a scan of every QPN slot per pass
-	 * took 78% of the core under ib_write_bw).
-	 */
-	struct dev_qp **live;		/* n_live QPs, dense */
-	uint32_t n_live;
-	struct dev_qp **active;		/* n_active QPs, dense */
-	uint32_t n_active;
-	uint64_t next_timer;
+	uint32_t next_qpn;		/* where the next free-QPN search starts */
+	struct droce_engine *eng;	/* the one engine: it runs every QP */
 	struct droce_client *clients;
 	uint32_t next_client;
 	uint32_t nobj[OBJ_TYPE_COUNT];
-	struct dev_loop_frame *loop;	/* loopback queue, DEV_LOOP_SLOTS */
-	uint32_t loop_head, loop_tail;
-	uint64_t polls;
-	droce_gsi_rx_fn gsi_rx;		/* QP1's MADs go to the daemon's CM */
-	void *gsi_arg;
 	droce_qpn_held_fn qpn_held;	/* the CM's TIMEWAIT QPNs are not handed out */
 	void *qpn_held_arg;
-	uint64_t cnt[DROCE_DEV_CNT_COUNT];
-	/* transport counters of destroyed QPs: the device's totals outlive them */
-	uint64_t tqp_dead[DROCE_TQP_CNT_COUNT];
+	uint64_t cnt[DROCE_DEV_CNT_COUNT];	/* the control plane's (CLIENTS_LOST) */
+	struct rte_rcu_qsbr *qsbr;	/* each engine reports a quiescent point per pass */
+	struct dev_reclaim *reclaim;	/* what waits for every engine to pass one */
 };
 
 #define DEV_CNT(dev, sym) ((dev)->cnt[DROCE_DEV_CNT_##sym]++)
 
-/* verbs_dev.c */
+/* IBA path MTU enum to bytes */
+static inline uint32_t
+dev_mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 1024;
+}
+
+/* verbs_dev_handle.c */
 void *dev_obj_get(struct droce_client *cl, uint32_t handle, enum dev_obj_type type);
 int dev_obj_add(struct droce_dev *dev, struct droce_client *cl, struct dev_obj *o,
 		enum dev_obj_type type);
 void dev_obj_del(struct droce_dev *dev, struct dev_obj *o);
 void dev_async_event(struct droce_client *cl, enum ibv_event_type type, uint32_t handle);
-int dev_ring_create(struct dev_ring *ring, enum droce_shm_kind kind, uint32_t handle,
+
+/* Each object of type @p t of client @p cl; @p o may be destroyed in the body. */
+#define DEV_CL_FOREACH(o, nx, cl, t) \
+	for ((o) = (cl)->objs[t].next, (nx) = (o)->next; (o) != &(cl)->objs[t]; \
+	     (o) = (nx), (nx) = (o)->next)
+
+/* verbs_ring.c */
+int dev_ring_create(struct droce_shm_view *ring, enum droce_shm_kind kind, uint32_t handle,
 		    uint32_t nslots, uint32_t slot_size, int *fd_out);
-void dev_ring_free(struct dev_ring *ring);
-uint32_t dev_pow2(uint32_t n);
+void dev_ring_free(struct droce_shm_view *ring);
+
+/* verbs_dev_reclaim.c: MR pages and key records freed once no engine can see them */
+int dev_reclaim_init(struct droce_dev *dev);
+void dev_reclaim_defer(struct droce_dev *dev, void *map, uint64_t map_len, void *obj);
+void dev_reclaim_fini(struct droce_dev *dev);
 
 /* verbs_dev_wait.c: the client's wake eventfd (fd_out: its copy for the shim) */
 int dev_client_wake_open(struct droce_client *cl, int *fd_out);
 void dev_client_wake_close(struct droce_client *cl);
 
+/* verbs_dev_destroy.c */
+int dev_destroy_checked(struct droce_client *cl, uint32_t handle, enum dev_obj_type type);
+void dev_obj_destroy(struct droce_dev *dev, struct dev_obj *o);
+void dev_drain_ud_qps(struct droce_client *cl);
+
+/* request handlers: verbs_dev_mem.c */
+int dev_alloc_pd(struct droce_client *cl, struct droce_ctrl_alloc_pd_rep *rep);
+int dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int fd,
+	       struct droce_ctrl_reg_mr_rep *rep);
+int dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req, int fd,
+		 struct droce_ctrl_rereg_mr_rep *rep);
+int dev_alloc_mw(struct droce_client *cl, const struct droce_ctrl_alloc_mw_req *req,
+		 struct droce_ctrl_alloc_mw_rep *rep);
+/* verbs_dev_cq_srq.c */
+int dev_create_cq(struct droce_client *cl, const struct droce_ctrl_create_cq_req *req, int chan_fd,
+		  struct droce_ctrl_create_cq_rep *rep, int *fds, unsigned int *nfds);
+int dev_resize_cq(struct droce_client *cl, const struct droce_ctrl_resize_cq_req *req,
+		  struct droce_ctrl_resize_cq_rep *rep, int *fds, unsigned int *nfds);
+int dev_create_srq(struct droce_client *cl, const struct droce_ctrl_create_srq_req *req,
+		   struct droce_ctrl_create_srq_rep *rep, int *fds, unsigned int *nfds);
+int dev_modify_srq(struct droce_client *cl, const struct droce_ctrl_modify_srq_req *req);
+/* verbs_dev_ah.c */
+int dev_av_from_ah_attr(struct droce_dev *dev, const struct ibv_ah_attr *ah, struct droce_av *av);
+int dev_create_ah(struct droce_client *cl, const struct droce_ctrl_create_ah_req *req,
+		  struct droce_ctrl_create_ah_rep *rep);
+int dev_mcast(struct droce_client *cl, const struct droce_ctrl_mcast_req *req, bool attach);
 /* verbs_dev_qp.c */
-extern const struct droce_tr_ops dev_tr_ops;
 int dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *req,
 		  struct droce_ctrl_create_qp_rep *rep, int *fds, unsigned int *nfds);
 int dev_modify_qp(struct droce_client *cl, const struct droce_ctrl_modify_qp_req *req);
@@ -209,8 +239,5 @@ int dev_query_qp(struct droce_client *cl, const struct droce_ctrl_query_qp_req *
 		 struct droce_ctrl_query_qp_rep *rep);
 int dev_destroy_qp(struct droce_client *cl, uint32_t handle);
 void dev_qp_free(struct droce_dev *dev, struct dev_qp *qp);
-void dev_qp_drain(struct droce_dev *dev, struct dev_qp *qp, uint64_t now);
-void dev_srq_check_limit(struct dev_srq *srq);
-int dev_av_from_ah_attr(struct droce_dev *dev, const struct ibv_ah_attr *ah, struct droce_av *av);
 
 #endif /* DROCE_VERBS_DEV_PRIV_H */

@@ -3,12 +3,9 @@
  */
 
 /*
- * The device's side of --idle wait: a worker with nothing to do sleeps in
- * epoll instead of polling. Each client gets an eventfd that its shim
- * writes after ringing a doorbell while the DB ring's flag says the engine
- * may be asleep (droce_shm_engine_asleep()); the timers bound the sleep.
- * The flag is a hint the client can overwrite: it only decides whether
- * that client's own doorbells wake us at once.
+ * The device's side of --idle wait: each client gets an eventfd, in the
+ * worker's epoll set, that its shim writes after ringing a doorbell while
+ * the DB ring's flag says the engine may be asleep (verbs_engine_wait.c).
  */
 
 #include <errno.h>
@@ -57,44 +54,4 @@ dev_client_wake_close(struct droce_client *cl)
 	epoll_ctl(cl->dev->conf.wait_epfd, EPOLL_CTL_DEL, cl->wake_fd, NULL);
 	close(cl->wake_fd);
 	cl->wake_fd = -1;
-}
-
-void
-droce_dev_sleep(struct droce_dev *dev, bool asleep)
-{
-	struct droce_client *cl;
-
-	for (cl = dev->clients; cl != NULL; cl = cl->next)
-		if (cl->db.r != NULL && cl->wake_fd >= 0)
-			droce_shm_engine_sleep(cl->db.r, asleep);
-	if (asleep)
-		droce_shm_sleep_fence();
-}
-
-uint64_t
-droce_dev_wait_budget(const struct droce_dev *dev, uint64_t now)
-{
-	uint64_t deadline = UINT64_MAX;
-	uint32_t i;
-
-	if (dev->n_active > 0 || dev->loop_head != dev->loop_tail)
-		return 0;
-	for (i = 0; i < dev->n_live; i++) {
-		const struct dev_qp *qp = dev->live[i];
-		uint64_t t;
-
-		/* a post whose doorbell was lost (full DB ring) is found by the timer scan */
-		if (droce_shm_load_prod(qp->sq.r) != qp->sq.idx)
-			t = now;
-		else
-			t = droce_tqp_next_deadline(&qp->tqp);
-		if (t < deadline)
-			deadline = t;
-	}
-	if (deadline == UINT64_MAX)
-		return deadline;
-	/* timers run in the scan, at most once per DEV_TIMER_NS */
-	if (deadline < dev->next_timer)
-		deadline = dev->next_timer;
-	return deadline > now ? deadline - now : 0;
 }

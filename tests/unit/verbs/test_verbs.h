@@ -17,5 +17,6 @@ TCase *verbs_tcase_qp_state(void);
 TCase *verbs_tcase_qp_attr(void);
 TCase *verbs_tcase_qpn_held(void);
 TCase *verbs_tcase_ah_destroy(void);
+TCase *verbs_tcase_reclaim(void);
 
 #endif /* TEST_VERBS_H */

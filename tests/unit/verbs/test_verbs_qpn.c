@@ -8,19 +8,24 @@
  * connection manager still holds (droce_dev_qpn_held_set; droced wires
  * droce_cm_qpn_held to it). TCase "ah_destroy": a UD send posted before
  * its AH is destroyed still goes out (mckey's sender destroys its AH right
- * after posting, before the worker has seen the doorbell).
+ * after posting, before the worker has seen the doorbell). TCase "reclaim":
+ * a deregistered MR's pages stay mapped until the engine has passed a
+ * quiescent point (an engine may have resolved its key a moment before).
  */
 
 #include "droce_verbs_dev.h"	/* first: the header stands alone */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <check.h>
 
+#include "droce_engine.h"
 #include "droce_shm.h"
 
 #include "test_verbs.h"
@@ -293,7 +298,7 @@ START_TEST(ud_send_posted_before_its_ah_is_destroyed_goes_out)
 	h.handle = ar.ah_handle;
 	ck_assert_int_eq(call(DROCE_CTRL_DESTROY_AH, &h, sizeof(h), NULL, NULL), 0);
 	for (i = 0; i < 4; i++)
-		(void)droce_dev_poll(dev, 1000000ull * (uint64_t)(i + 1));
+		(void)droce_engine_poll(droce_dev_engine(dev), 1000000ull * (uint64_t)(i + 1));
 	droce_dev_stats(dev, &st);
 	ck_assert_uint_eq(st.cnt[DROCE_DEV_CNT_BAD_WQE], 0);
 	ck_assert_uint_eq(frames_out, 1);
@@ -301,6 +306,66 @@ START_TEST(ud_send_posted_before_its_ah_is_destroyed_goes_out)
 	munmap(sq, r.sq_map_len);
 }
 END_TEST
+
+/* How many mappings of this process show the memfd named @p name. */
+static unsigned int
+maps_of(const char *name)
+{
+	char line[512], pat[128];
+	unsigned int n = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	ck_assert_ptr_nonnull(f);
+	snprintf(pat, sizeof(pat), "/memfd:%s ", name);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, pat) != NULL)
+			n++;
+	fclose(f);
+	return n;
+}
+
+START_TEST(deregistered_mr_unmapped_after_a_quiescent_point)
+{
+	static const char name[] = "droce-reclaim-test";
+	struct droce_ctrl_reg_mr_req m = {
+		.pd_handle = pd,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		.addr = 0x10000,
+		.length = 4096,
+		.iova = 0x10000,
+	};
+	struct droce_ctrl_reg_mr_rep mr;
+	struct droce_ctrl_handle h;
+	uint32_t len;
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 8192), 0);
+	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	ck_assert_int_eq(call_fd(DROCE_CTRL_REG_MR, &m, sizeof(m), fd, &mr, &len), 0);
+	close(fd);
+	ck_assert_uint_eq(maps_of(name), 1);	/* the device's mapping: we have none */
+
+	h.handle = mr.mr_handle;
+	ck_assert_int_eq(call(DROCE_CTRL_DEREG_MR, &h, sizeof(h), NULL, NULL), 0);
+	droce_dev_reclaim(dev);
+	ck_assert_uint_eq(maps_of(name), 1);	/* the engine has not passed a quiescent point */
+
+	(void)droce_engine_poll(droce_dev_engine(dev), 1000000);
+	droce_dev_reclaim(dev);
+	ck_assert_uint_eq(maps_of(name), 0);
+}
+END_TEST
+
+TCase *
+verbs_tcase_reclaim(void)
+{
+	TCase *tc = tcase_create("reclaim");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, deregistered_mr_unmapped_after_a_quiescent_point);
+	return tc;
+}
 
 TCase *
 verbs_tcase_ah_destroy(void)

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Memory objects: protection domains, memory regions (a client's sealed
+ * memfd or udmabuf, checked before it is mapped: a client that shrinks a
+ * mapped file could otherwise make the daemon fault) and memory windows.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "verbs_dev_priv.h"
+
+int
+dev_alloc_pd(struct droce_client *cl, struct droce_ctrl_alloc_pd_rep *rep)
+{
+	struct dev_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd == NULL)
+		return ENOMEM;
+	if (dev_obj_add(cl->dev, cl, &pd->o, OBJ_PD) < 0) {
+		free(pd);
+		return ENOMEM;
+	}
+	rep->pd_handle = pd->o.handle;
+	return 0;
+}
+
+/*
+ * What the daemon maps must keep its size (a client shrinking it would
+ * fault the daemon): a memfd sealed against shrinking, or a dma-buf from
+ * udmabuf (pages of such a memfd, pinned; a dma-buf never changes size).
+ * Other exporters' dma-bufs may fault on access (eviction): refused.
+ */
+static bool
+fd_fixed_size(int fd, uint64_t *size)
+{
+	struct statfs sfs;
+	struct stat st;
+	char path[64], line[128];
+	bool udmabuf = false;
+	FILE *f;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals >= 0) {
+		if (!(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0)
+			return false;
+		*size = (uint64_t)st.st_size;
+		return true;
+	}
+	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != DMA_BUF_MAGIC)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	*size = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long v;
+		char name[32];
+
+		if (sscanf(line, "size: %llu", &v) == 1)
+			*size = v;
+		else if (sscanf(line, "exp_name: %31s", name) == 1)
+			udmabuf = strcmp(name, "udmabuf") == 0;
+	}
+	fclose(f);
+	return udmabuf && *size > 0;
+}
+
+/*
+ * Map @p length bytes at @p fd_offset of the client's memfd or udmabuf @p fd: *map and
+ * *map_len for munmap(), *host for the byte at fd_offset. @return 0 or a
+ * positive errno.
+ */
+static int
+dev_mr_map(int fd, uint64_t fd_offset, uint64_t length, void **map, uint64_t *map_len,
+	   uint8_t **host)
+{
+	uint64_t start, end, size;
+
+	if (fd < 0 || length == 0 || !fd_fixed_size(fd, &size))
+		return EINVAL;
+	if (fd_offset > size || length > size - fd_offset)
+		return EINVAL;
+	start = fd_offset & ~4095ull;
+	end = (fd_offset + length + 4095) & ~4095ull;
+	*map_len = end - start;
+	*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
+	if (*map == MAP_FAILED)
+		return errno;
+	*host = (uint8_t *)*map + (fd_offset - start);
+	return 0;
+}
+
+int
+dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int fd,
+	   struct droce_ctrl_reg_mr_rep *rep)
+{
+	struct dev_pd *pd = dev_obj_get(cl, req->pd_handle, OBJ_PD);
+	struct droce_mr_reg reg;
+	struct dev_mr *mr;
+	uint8_t *host;
+	int ret;
+
+	if (pd == NULL)
+		return EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return ENOMEM;
+	ret = dev_mr_map(fd, req->fd_offset, req->length, &mr->map, &mr->map_len, &host);
+	if (ret != 0) {
+		free(mr);
+		return ret;
+	}
+	memset(&reg, 0, sizeof(reg));
+	reg.pd = pd->o.handle;
+	reg.addr = req->addr;
+	reg.length = req->length;
+	reg.hca_va = req->iova;
+	reg.access = req->access;
+	reg.host = host;
+	ret = dev_obj_add(cl->dev, cl, &mr->o, OBJ_MR);
+	if (ret == 0) {
+		ret = droce_mr_register(cl->dev->keys, &reg, &mr->mr);
+		if (ret < 0)
+			dev_obj_del(cl->dev, &mr->o);
+	}
+	if (ret < 0) {
+		munmap(mr->map, mr->map_len);
+		free(mr);
+		return -ret;
+	}
+	mr->pd = pd;
+	pd->refs++;
+	rep->mr_handle = mr->o.handle;
+	rep->lkey = mr->mr.lkey;
+	rep->rkey = mr->mr.rkey;
+	return 0;
+}
+
+/*
+ * ibv_rereg_mr(3): the MR takes the new attributes under the same handle and
+ * the same keys (droce_mr_reregister()). Everything that can fail is checked
+ * before anything changes, so a failure leaves the MR as it was.
+ */
+int
+dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req, int fd,
+	     struct droce_ctrl_rereg_mr_rep *rep)
+{
+	struct dev_mr *mr = dev_obj_get(cl, req->mr_handle, OBJ_MR);
+	bool xlate = req->flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	struct dev_pd *pd;
+	struct droce_mr_reg reg;
+	void *map = NULL;
+	uint64_t map_len = 0;
+	uint8_t *host;
+	int ret;
+
+	if (mr == NULL || req->flags == 0 || (req->flags & ~(uint32_t)IBV_REREG_MR_FLAGS_SUPPORTED))
+		return EINVAL;
+	pd = req->flags & IBV_REREG_MR_CHANGE_PD ? dev_obj_get(cl, req->pd_handle, OBJ_PD) :
+						  mr->pd;
+	if (pd == NULL)
+		return EINVAL;
+	memset(&reg, 0, sizeof(reg));
+	reg.pd = pd->o.handle;
+	reg.access = req->flags & IBV_REREG_MR_CHANGE_ACCESS ? req->access : mr->mr.access;
+	reg.addr = xlate ? req->addr : mr->mr.addr;
+	reg.length = xlate ? req->length : mr->mr.length;
+	/* a new range gets iova = addr, as ibv_reg_mr(); otherwise the iova stays */
+	reg.hca_va = xlate ? req->addr : mr->mr.iova;
+	reg.host = mr->mr.host;
+	if (!xlate && (mr->mr.access & IBV_ACCESS_ZERO_BASED) &&
+	    !(reg.access & IBV_ACCESS_ZERO_BASED))
+		reg.hca_va = mr->mr.addr;
+	if (xlate) {
+		ret = dev_mr_map(fd, req->fd_offset, req->length, &map, &map_len, &host);
+		if (ret != 0)
+			return ret;
+		reg.host = host;
+	}
+	ret = -droce_mr_reregister(cl->dev->keys, &mr->mr, &reg);
+	if (ret != 0) {
+		if (map != NULL)
+			munmap(map, map_len);
+		return ret;	/* EBUSY while a window is bound, as ibv_dereg_mr(3) */
+	}
+	if (xlate) {
+		dev_reclaim_defer(cl->dev, mr->map, mr->map_len, NULL);	/* engines may still copy */
+		mr->map = map;
+		mr->map_len = map_len;
+	}
+	mr->pd->refs--;
+	mr->pd = pd;
+	pd->refs++;
+	rep->lkey = mr->mr.lkey;
+	rep->rkey = mr->mr.rkey;
+	return 0;
+}
+
+int
+dev_alloc_mw(struct droce_client *cl, const struct droce_ctrl_alloc_mw_req *req,
+	     struct droce_ctrl_alloc_mw_rep *rep)
+{
+	struct dev_pd *pd = dev_obj_get(cl, req->pd_handle, OBJ_PD);
+	struct dev_mw *mw;
+	int ret;
+
+	if (pd == NULL)
+		return EINVAL;
+	mw = calloc(1, sizeof(*mw));
+	if (mw == NULL)
+		return ENOMEM;
+	ret = dev_obj_add(cl->dev, cl, &mw->o, OBJ_MW);
+	if (ret == 0) {
+		ret = droce_mw_alloc(cl->dev->keys, pd->o.handle, (enum ibv_mw_type)req->type, &mw->mw);
+		if (ret < 0)
+			dev_obj_del(cl->dev, &mw->o);
+	}
+	if (ret < 0) {
+		free(mw);
+		return -ret;
+	}
+	mw->pd = pd;
+	pd->refs++;
+	rep->mw_handle = mw->o.handle;
+	rep->rkey = mw->mw.rkey;
+	return 0;
+}

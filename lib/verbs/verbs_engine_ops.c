@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The engine's side of the transports (struct droce_tr_ops): keys through the
+ * device's key table, receive WQEs from the RQ or SRQ ring, completions into
+ * the CQ ring (and its channel), frames to engine_xmit(), errors to the
+ * owner as asynchronous events.
+ */
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verbs_engine_priv.h"
+
+static enum droce_mem_err
+ops_mem_resolve(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, uint32_t len,
+		uint32_t access, uint8_t **host)
+{
+	struct droce_engine *eng = ctx;
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+	enum droce_acc_op op = DROCE_ACC_LOCAL_READ;
+	void *p = NULL;
+
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		op = DROCE_ACC_REMOTE_ATOMIC;
+	else if (access & IBV_ACCESS_REMOTE_WRITE)
+		op = DROCE_ACC_REMOTE_WRITE;
+	else if (access & IBV_ACCESS_REMOTE_READ)
+		op = DROCE_ACC_REMOTE_READ;
+	else if (access & IBV_ACCESS_LOCAL_WRITE)
+		op = DROCE_ACC_LOCAL_WRITE;
+	switch (droce_access_check(eng->dev->keys, key, qp->pd->o.handle, t->attr.qpn, va, len, op, &p)) {
+	case DROCE_ACC_OK:
+		*host = p;
+		return DROCE_MEM_OK;
+	case DROCE_ACC_PD:
+	case DROCE_ACC_QP:
+		return DROCE_MEM_BAD_PD;
+	case DROCE_ACC_ACCESS:
+		return DROCE_MEM_ACCESS;
+	case DROCE_ACC_ALIGN:
+		return DROCE_MEM_ALIGN;
+	case DROCE_ACC_RANGE:
+		return DROCE_MEM_RANGE;
+	default:
+		return DROCE_MEM_BAD_KEY;
+	}
+}
+
+static enum droce_mem_err
+ops_mem_invalidate(void *ctx, struct droce_tqp *t, uint32_t rkey, bool remote)
+{
+	struct droce_engine *eng = ctx;
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+
+	return droce_mw_invalidate(eng->dev->keys, rkey, qp->pd->o.handle, t->attr.qpn, remote) == 0 ?
+	       DROCE_MEM_OK : DROCE_MEM_BAD_KEY;
+}
+
+void
+engine_srq_check_limit(struct dev_srq *srq)
+{
+	uint32_t avail = droce_shm_load_prod(srq->ring.r) - srq->ring.idx;
+
+	/* IBA 10.2.9.3: one event when the level drops below the limit, then disarmed */
+	if (srq->limit != 0 && !srq->broken && avail < srq->limit) {
+		srq->limit = 0;
+		dev_async_event(srq->o.cl, IBV_EVENT_SRQ_LIMIT_REACHED, srq->o.handle);
+	}
+}
+
+/*
+ * -EBADMSG for a ring whose index is impossible (or an SRQ already failed):
+ * the transport then fails the QP with DROCE_TQP_FAULT_RQ and ops_qp_error()
+ * raises the event -- never "no WQE" forever, which the peer would take for
+ * RNR.
+ */
+static int
+ops_recv_get(void *ctx, struct droce_tqp *t, struct droce_recv_wqe *w)
+{
+	struct droce_engine *eng = ctx;
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+	int ret;
+
+	if (qp->srq != NULL) {
+		ret = qp->srq->broken ? -EBADMSG :
+		      engine_rwqe_take(&qp->srq->ring, qp->srq->max_sge, w);
+		if (ret == 0)
+			engine_srq_check_limit(qp->srq);
+	} else {
+		ret = engine_rwqe_take(&qp->rq, qp->cap.max_recv_sge, w);
+	}
+	if (ret == -EBADMSG)
+		ENG_CNT(eng, BAD_RING);
+	return ret;
+}
+
+static void
+cq_signal(struct dev_cq *cq, bool solicited_or_error)
+{
+	uint32_t h = cq->o.handle;
+
+	/* RMW read and CAS disarm: pairs with the shim's droce_shm_cq_arm() */
+	if (!droce_shm_cq_fire(cq->ring.r, solicited_or_error))
+		return;
+	if (cq->chan_fd >= 0 && write(cq->chan_fd, &h, sizeof(h)) != sizeof(h))
+		return;		/* pipe full: the client is not reading its channel */
+}
+
+/*
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP: the shim offers it and reports a
+ * 1 GHz clock, so every CQE carries CLOCK_MONOTONIC nanoseconds (a vDSO
+ * read; the same clock ibv_query_rt_values_ex() reads in the client).
+ * _WALLCLOCK: CLOCK_REALTIME read at the same moment, not derived later, so
+ * a step of the wall clock after the completion does not move it.
+ */
+static uint64_t
+cqe_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int
+engine_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c)
+{
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+	struct dev_cq *cq = recv ? qp->rcq : qp->scq;
+	struct droce_shm_cqe *s;
+
+	(void)ctx;
+	if (cq->error)
+		return -ENOSPC;
+	if (cq->ring.idx - droce_shm_load_cons(cq->ring.r) >= cq->ring.nslots) {
+		/* overflow is an error event, never silent loss (IBA 11.4.2.1) */
+		cq->error = true;
+		atomic_store_explicit(&cq->ring.r->error, 1, memory_order_release);
+		dev_async_event(cq->o.cl, IBV_EVENT_CQ_ERR, cq->o.handle);
+		return -ENOSPC;
+	}
+	s = droce_shm_view_slot(&cq->ring, cq->ring.idx);
+	memset(s, 0, sizeof(*s));
+	s->wr_id = c->wr_id;
+	s->status = c->status;
+	s->opcode = c->opcode;
+	s->vendor_err = c->vendor_err;
+	s->byte_len = c->byte_len;
+	s->imm_data = (c->wc_flags & IBV_WC_WITH_INV) ? c->invalidated_rkey : c->imm;
+	s->qp_num = c->qp_num;
+	s->src_qp = c->src_qp;
+	s->sl = c->sl;
+	s->wc_flags = c->wc_flags;
+	s->timestamp = cqe_now_ns(CLOCK_MONOTONIC);
+	s->wallclock = cqe_now_ns(CLOCK_REALTIME);
+	cq->ring.idx++;
+	droce_shm_publish(cq->ring.r, cq->ring.idx);
+	cq_signal(cq, c->solicited || c->status != IBV_WC_SUCCESS);
+	return 0;
+}
+
+
+static void
+ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
+	 unsigned int n_iov)
+{
+	if (engine_xmit(ctx, pkt, iov, n_iov, t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac) ==
+	    -EAGAIN)
+		droce_tqp_path_pending(t);
+}
+
+
+/*
+ * The responder refused a request no receive WQE can report: the owner hears
+ * of it as an affiliated asynchronous error (IBA 11.6.3.1), as from a NIC. A
+ * broken receive queue is a catastrophic error of the QP (its own RQ) or of
+ * its SRQ.
+ */
+static void
+ops_qp_error(void *ctx, struct droce_tqp *t, enum droce_tqp_fault why)
+{
+	struct droce_engine *eng = ctx;
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+
+	if (t->state == DROCE_TQP_SQE) {	/* a UC or UD send error: the RQ still works */
+		qp->state = IBV_QPS_SQE;
+		qp->sqd_notify = false;
+		return;
+	}
+	if (why == DROCE_TQP_FAULT_INV_REQ)
+		dev_async_event(qp->o.cl, IBV_EVENT_QP_REQ_ERR, qp->o.handle);
+	else if (why == DROCE_TQP_FAULT_ACCESS)
+		dev_async_event(qp->o.cl, IBV_EVENT_QP_ACCESS_ERR, qp->o.handle);
+	else if (why == DROCE_TQP_FAULT_RQ && qp->srq != NULL)
+		engine_srq_fail(eng, qp->srq, qp);
+	else if (why == DROCE_TQP_FAULT_RQ)
+		dev_async_event(qp->o.cl, IBV_EVENT_QP_FATAL, qp->o.handle);
+	engine_qp_entered_error(qp);
+}
+
+
+const struct droce_tr_ops engine_tr_ops = {
+	.mem_resolve = ops_mem_resolve,
+	.mem_invalidate = ops_mem_invalidate,
+	.recv_get = ops_recv_get,
+	.cq_push = engine_cq_push,
+	.xmit = ops_xmit,
+	.qp_error = ops_qp_error,
+};

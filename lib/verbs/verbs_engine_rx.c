@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Receive dispatch: a parsed frame to the QP of its QPN in the engine's
+ * shard, to every local member of a multicast group, or to the daemon's
+ * QP1 handler.
+ */
+
+#include "droce_wire_gid.h"
+#include "verbs_engine_priv.h"
+
+/* A packet for QP1: only a UD SEND_ONLY with the GSI Q_Key and the default P_Key (IBA C9-xx). */
+static void
+rx_gsi(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *frame, uint64_t now)
+{
+	if (eng->gsi_rx == NULL) {
+		ENG_CNT(eng, RX_NO_QP);
+		return;
+	}
+	if (pkt->opcode != DROCE_OP_UD_SEND_ONLY || pkt->deth.qkey != DROCE_GSI_QKEY ||
+	    (pkt->pkey & 0x7fff) != 0x7fff) {
+		ENG_CNT(eng, RX_GSI_BAD);
+		return;
+	}
+	eng->gsi_rx(eng->gsi_arg, pkt, frame + pkt->payload_off, pkt->payload_len, now);
+}
+
+static void
+rx_mcast(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *frame, uint64_t now)
+{
+	void *members[64];
+	unsigned int n, i;
+	bool from_us = engine_gid_is_local(eng, pkt->sgid);
+
+	n = droce_mcast_members(eng->dev->mcast, pkt->dgid, members, DROCE_DIM(members));
+	if (n == 0) {
+		ENG_CNT(eng, RX_MCAST_NO_GRP);
+		return;
+	}
+	for (i = 0; i < n && i < DROCE_DIM(members); i++) {
+		struct dev_qp *qp = members[i];
+
+		/* the sender itself, if it asked not to hear its own multicast */
+		if (from_us && pkt->deth.sqpn == qp->tqp.attr.qpn &&
+		    (qp->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB))
+			continue;
+		droce_tqp_rx(&qp->tqp, pkt, frame, now);
+		engine_qp_activate(eng, qp);
+	}
+}
+
+void
+droce_engine_rx(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *frame,
+		uint64_t now)
+{
+	struct dev_qp *qp;
+	uint64_t rx_before;
+
+	if (pkt->dqpn == 0xffffff && droce_gid_is_mcast(pkt->dgid)) {
+		rx_mcast(eng, pkt, frame, now);
+		return;
+	}
+	if (pkt->dqpn == DROCE_GSI_QPN) {
+		rx_gsi(eng, pkt, frame, now);
+		return;
+	}
+	qp = engine_qp_by_qpn(eng, pkt->dqpn);
+	if (qp == NULL) {
+		ENG_CNT(eng, RX_NO_QP);
+		return;
+	}
+	rx_before = qp->tqp.cnt[DROCE_TQP_CNT_RX_PKTS];
+	droce_tqp_rx(&qp->tqp, pkt, frame, now);
+	engine_qp_check_comm_est(qp, rx_before);
+	engine_qp_activate(eng, qp);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The engine's scheduler, one pass per call: loopback frames delivered,
+ * the timers of every live QP once a millisecond, then each active QP polled
+ * with a budget until it has nothing left to send; then a quiescent point
+ * (verbs_dev_reclaim.c).
+ */
+
+#include <rte_rcu_qsbr.h>
+
+#include "verbs_engine_priv.h"
+
+unsigned int
+droce_engine_poll(struct droce_engine *eng, uint64_t now)
+{
+	unsigned int work = 0;
+	uint32_t i, keep, n;
+
+	/* loopback frames: parsed as if they came from the wire */
+	while (eng->loop_head != eng->loop_tail) {
+		struct engine_loop_frame *f = &eng->loop[eng->loop_head % ENG_LOOP_SLOTS];
+		struct droce_pkt pkt;
+
+		if (droce_pkt_parse(&pkt, f->data, f->len, f->len) == DROCE_WIRE_OK) {
+			ENG_CNT(eng, RX_LOOPBACK);
+			droce_engine_rx(eng, &pkt, f->data, now);
+		}
+		eng->loop_head++;
+		work++;
+	}
+	eng->polls++;
+	if (now >= eng->next_timer) {
+		eng->next_timer = now + ENG_TIMER_NS;
+		for (i = 0; i < eng->n_live; i++) {
+			struct dev_qp *qp = eng->live[i];
+
+			/* a client that forgot its doorbell is found here too */
+			if (droce_shm_load_prod(qp->sq.r) != qp->sq.idx)
+				engine_qp_drain(eng, qp, now);
+			droce_tqp_timer(&qp->tqp, now);
+			if (droce_tqp_has_work(&qp->tqp))
+				engine_qp_activate(eng, qp);
+		}
+	}
+	/* QPs activated during the walk are polled on the next pass */
+	for (i = 0, keep = 0, n = eng->n_active; i < n; i++) {
+		struct dev_qp *qp = eng->active[i];
+
+		work += droce_tqp_poll(&qp->tqp, now, 32);
+		engine_qp_check_drained(qp);	/* an ACK received activates the QP */
+		if (droce_tqp_has_work(&qp->tqp))
+			eng->active[keep++] = qp;
+		else
+			qp->active = false;
+	}
+	for (; i < eng->n_active; i++)
+		eng->active[keep++] = eng->active[i];
+	eng->n_active = keep;
+	/* it holds no key, record or host pointer between passes */
+	rte_rcu_qsbr_quiescent(eng->dev->qsbr, eng->id);
+	return work;
+}
