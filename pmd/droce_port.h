@@ -26,8 +26,10 @@
  *  - joins and leaves multicast groups (MAC filter + IGMP / MLD reports).
  *
  * The port is not thread-safe: every function except droce_port_stats() and
- * droce_port_info() must be called from the one lcore that polls it. Those
- * two may be called from any thread; counters read there may lag by a burst.
+ * droce_port_info() must be called from the one lcore that polls queue 0.
+ * Those two may be called from any thread; counters read there may lag by a
+ * burst. With several queue pairs (one per worker lcore), each other queue's
+ * lcore has the droce_port_queue_*() calls and droce_port_neigh_peek().
  *
  * Errors are 0 / -errno throughout; bursts return counts.
  */
@@ -46,6 +48,8 @@
 #define DROCE_PORT_MAX_STATIC_NEIGH	32
 /** Multicast groups a port may join at once. */
 #define DROCE_PORT_MAX_MCAST		64
+/** Queue pairs a port may have: one per worker lcore. */
+#define DROCE_PORT_MAX_QUEUES		8
 /** Length of a devargs string (with its NUL). */
 #define DROCE_PORT_DEVARGS_LEN		256
 /** Length of an interface name (IFNAMSIZ). */
@@ -119,6 +123,13 @@ struct droce_port_conf {
 	 * explicit value the port cannot take fails droce_port_open().
 	 */
 	uint16_t mtu;
+	/**
+	 * Queue pairs, one per worker lcore; 0 or 1: one. Queue 0's lcore
+	 * runs everything above; each other queue's lcore only
+	 * droce_port_queue_rx(), droce_port_queue_tx(), droce_port_queue_alloc()
+	 * and droce_port_neigh_peek() (set before droce_port_conf_iface()).
+	 */
+	uint16_t n_queues;
 	uint16_t nb_rxd;		/**< RX descriptors; 0: 1024 */
 	uint16_t nb_txd;		/**< TX descriptors; 0: 1024 */
 	uint32_t nb_mbufs;		/**< mbufs in the pool; 0: 8191 */
@@ -377,7 +388,42 @@ struct rte_mbuf *droce_port_alloc(struct droce_port *port);
 /** The port's mbuf pool (data room: RTE_PKTMBUF_HEADROOM + max_frame). */
 struct rte_mempool *droce_port_mempool(struct droce_port *port);
 
+/* ---- queue pairs 1..n_queues-1: each its own worker lcore's ---- */
+
+/**
+ * A burst from queue @p q (>= 1). RoCEv2 frames to one of our unicast
+ * addresses and MAC are compacted into @p pkts[0..ret); everything else
+ * (ARP, neighbour discovery, IGMP/MLD, multicast, frames to drop) goes to
+ * @p slow[0..*n_slow), for the caller to hand to queue 0's lcore, which
+ * passes them to droce_port_rx_input(). @p slow has room for @p n.
+ */
+uint16_t droce_port_queue_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
+			     uint16_t n, struct rte_mbuf **slow, uint16_t *n_slow);
+
+/**
+ * Queue 0's lcore: classify @p n frames another queue's lcore handed over,
+ * as droce_port_rx_burst() classifies its own. @return the candidates now
+ * in @p pkts[0..ret); the rest were consumed or freed.
+ */
+uint16_t droce_port_rx_input(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n);
+
+/** droce_port_tx_burst() on queue @p q (q's lcore; 0: droce_port_tx_burst()). */
+uint16_t droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
+			     uint16_t n);
+
+/** droce_port_alloc() for queue @p q's lcore. */
+struct rte_mbuf *droce_port_queue_alloc(struct droce_port *port, uint16_t q);
+
 /* ---- neighbours ---- */
+
+/**
+ * droce_port_resolve() for the lcores of queues other than 0: reads the
+ * neighbour table without changing it or sending anything. A GID without
+ * a usable entry is handed to queue 0's lcore, which resolves it as
+ * droce_port_resolve() would, and -EAGAIN returned: ask again later.
+ */
+int droce_port_neigh_peek(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES],
+			  uint8_t mac[6]);
 
 /**
  * The MAC to send to @p gid. Multicast GIDs map directly

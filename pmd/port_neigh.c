@@ -574,8 +574,8 @@ on_link(const struct droce_port *port, const uint8_t gid[16], bool v4)
 	return false;
 }
 
-int
-droce_port_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
+static int
+neigh_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
 {
 	static const uint8_t none[16];
 	struct neigh_entry *e;
@@ -632,8 +632,83 @@ droce_port_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], 
 }
 
 int
-droce_port_neigh_add(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES],
-		     const uint8_t mac[6])
+droce_port_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
+{
+	int ret;
+
+	neigh_write_begin(port);
+	ret = neigh_resolve(port, gid, mac);
+	neigh_write_end(port);
+	return ret;
+}
+
+void
+neigh_serve_requests(struct droce_port *port)
+{
+	uint8_t gids[8][DROCE_GID_BYTES], mac[6];
+	unsigned int n, i;
+
+	n = rte_ring_sc_dequeue_burst_elem(port->resolve_ring, gids, DROCE_GID_BYTES,
+					   DROCE_DIM(gids), NULL);
+	for (i = 0; i < n; i++)
+		(void)droce_port_resolve(port, gids[i], mac);
+}
+
+/* A copy of @p gid's entry, read while the writer may be at work: 0 or -EAGAIN. */
+static int
+neigh_peek_once(struct droce_port *port, const uint8_t gid[16], uint8_t mac[6])
+{
+	uint32_t i = neigh_hash(gid), n;
+
+	/* the table is at most half full, but a concurrent shift may move the hole */
+	for (n = 0; n < NEIGH_SLOTS; n++, i = (i + 1) & (NEIGH_SLOTS - 1)) {
+		const struct neigh_entry *e = &port->neigh[i];
+		uint8_t s = e->state;
+
+		if (s == NEIGH_FREE)
+			return -EAGAIN;
+		if (memcmp(e->gid, gid, 16) != 0)
+			continue;
+		if (s != NEIGH_REACHABLE && s != NEIGH_PROBE && s != NEIGH_STATIC)
+			return -EAGAIN;
+		memcpy(mac, e->mac.addr_bytes, 6);
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+int
+droce_port_neigh_peek(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
+{
+	static const uint8_t none[16];
+	const uint8_t *hop = gid;
+	uint32_t seq;
+	bool v4;
+	int ret;
+
+	if (droce_gid_is_mcast(gid))
+		return droce_gid_mcast_mac(gid, mac);
+	v4 = droce_gid_is_ipv4(gid);
+	if (v4 ? port_owns_ipv4(port, droce_gid_to_ipv4(gid)) : port_owns_ipv6(port, gid)) {
+		memcpy(mac, port->mac.addr_bytes, 6);
+		return 0;
+	}
+	if (!on_link(port, gid, v4) && memcmp(v4 ? port->gateway4 : port->gateway6, none, 16) != 0)
+		hop = v4 ? port->gateway4 : port->gateway6;
+	do {
+		seq = atomic_load_explicit(&port->neigh_seq, memory_order_acquire);
+		ret = (seq & 1) ? -EAGAIN : neigh_peek_once(port, hop, mac);
+		atomic_thread_fence(memory_order_acquire);
+	} while ((seq & 1) || seq != atomic_load_explicit(&port->neigh_seq, memory_order_relaxed));
+	/* unknown, pending or failed: queue 0's lcore asks (and ages, and gives up) */
+	if (ret < 0 && port->resolve_ring != NULL)
+		(void)rte_ring_mp_enqueue_elem(port->resolve_ring, (void *)(uintptr_t)gid,
+					       DROCE_GID_BYTES);
+	return ret;
+}
+
+static int
+neigh_add(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], const uint8_t mac[6])
 {
 	struct rte_ether_addr a;
 	struct neigh_entry *e;
@@ -652,13 +727,27 @@ droce_port_neigh_add(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES]
 }
 
 int
+droce_port_neigh_add(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES],
+		     const uint8_t mac[6])
+{
+	int ret;
+
+	neigh_write_begin(port);
+	ret = neigh_add(port, gid, mac);
+	neigh_write_end(port);
+	return ret;
+}
+
+int
 droce_port_neigh_del(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES])
 {
 	struct neigh_entry *e = neigh_find(port, gid);
 
 	if (e == NULL)
 		return -ENOENT;
+	neigh_write_begin(port);
 	neigh_remove(port, e);
+	neigh_write_end(port);
 	return 0;
 }
 

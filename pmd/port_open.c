@@ -91,6 +91,14 @@ void
 droce_port_conf_init(struct droce_port_conf *conf)
 {
 	memset(conf, 0, sizeof(*conf));
+	conf->n_queues = 1;
+}
+
+/* Queue pairs asked for: at least one. */
+static uint16_t
+conf_queues(const struct droce_port_conf *conf)
+{
+	return conf->n_queues > 1 ? conf->n_queues : 1;
 }
 
 static bool
@@ -150,7 +158,8 @@ droce_port_conf_iface(struct droce_port_conf *conf, const char *ifname)
 	if (if_nametoindex(ifname) == 0)
 		return -ENODEV;
 	/*
-	 * One queue pair. Ring frames of 16 KiB carry jumbo frames (the
+	 * One queue pair per worker (a socket each, in a PACKET_FANOUT group
+	 * when there are several: the kernel spreads flows by hash). Ring frames of 16 KiB carry jumbo frames (the
 	 * kernel interface's MTU decides, see choose_mtu()). Otherwise 4096
 	 * frames of 2 KiB (net_af_packet's default is 512): one 1 MiB RDMA
 	 * READ comes back as 1024 responses at once, and when droced is not
@@ -166,9 +175,9 @@ droce_port_conf_iface(struct droce_port_conf *conf, const char *ifname)
 
 	/* jumbo: two ring frames per block, each as large as our mbufs */
 	snprintf(conf->devargs, sizeof(conf->devargs), jumbo ?
-		 "net_af_packet_%s,iface=%s,qpairs=1,blocksz=%u,framesz=%u" :
-		 "net_af_packet_%s,iface=%s,qpairs=1,framecnt=" RTE_STR(AF_PACKET_FRAMES),
-		 ifname, ifname,
+		 "net_af_packet_%s,iface=%s,qpairs=%u,blocksz=%u,framesz=%u" :
+		 "net_af_packet_%s,iface=%s,qpairs=%u,framecnt=" RTE_STR(AF_PACKET_FRAMES),
+		 ifname, ifname, conf_queues(conf),
 		 2 * KERNEL_JUMBO_FRAMESZ, KERNEL_JUMBO_FRAMESZ);
 	snprintf(conf->iface, sizeof(conf->iface), "%s", ifname);
 	return 0;
@@ -512,6 +521,7 @@ setup_queues(struct droce_port *port, const struct droce_port_conf *conf,
 	struct rte_eth_txconf txc;
 	char name[RTE_MEMPOOL_NAMESIZE];
 	uint32_t room;
+	uint16_t q;
 	int ret;
 
 	if (socket < 0)
@@ -543,7 +553,14 @@ setup_queues(struct droce_port *port, const struct droce_port_conf *conf,
 	ec.rxmode.offloads = di->rx_offload_capa &
 		(RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
 	ec.txmode.offloads = di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-	ret = rte_eth_dev_configure(port->port_id, 1, 1, &ec);
+	port->n_queues = conf_queues(conf);
+	if (port->n_queues > DROCE_PORT_MAX_QUEUES || port->n_queues > di->max_rx_queues ||
+	    port->n_queues > di->max_tx_queues) {
+		PORT_LOG(ERR, "port %u: %u queue pairs asked, the port has %u RX and %u TX",
+			 port->port_id, port->n_queues, di->max_rx_queues, di->max_tx_queues);
+		return -EINVAL;
+	}
+	ret = rte_eth_dev_configure(port->port_id, port->n_queues, port->n_queues, &ec);
 	if (ret < 0) {
 		PORT_LOG(ERR, "port %u: configure: %s", port->port_id, strerror(-ret));
 		return ret;
@@ -556,17 +573,28 @@ setup_queues(struct droce_port *port, const struct droce_port_conf *conf,
 		return ret;
 	rxc = di->default_rxconf;
 	rxc.offloads = ec.rxmode.offloads;
-	ret = rte_eth_rx_queue_setup(port->port_id, 0, nb_rxd, (unsigned int)socket, &rxc, port->mp);
-	if (ret < 0) {
-		PORT_LOG(ERR, "port %u: RX queue: %s", port->port_id, strerror(-ret));
-		return ret;
-	}
 	txc = di->default_txconf;
 	txc.offloads = ec.txmode.offloads;
-	ret = rte_eth_tx_queue_setup(port->port_id, 0, nb_txd, (unsigned int)socket, &txc);
-	if (ret < 0) {
-		PORT_LOG(ERR, "port %u: TX queue: %s", port->port_id, strerror(-ret));
-		return ret;
+	for (q = 0; q < port->n_queues; q++) {
+		ret = rte_eth_rx_queue_setup(port->port_id, q, nb_rxd, (unsigned int)socket, &rxc,
+					     port->mp);
+		if (ret < 0) {
+			PORT_LOG(ERR, "port %u: RX queue %u: %s", port->port_id, q, strerror(-ret));
+			return ret;
+		}
+		ret = rte_eth_tx_queue_setup(port->port_id, q, nb_txd, (unsigned int)socket, &txc);
+		if (ret < 0) {
+			PORT_LOG(ERR, "port %u: TX queue %u: %s", port->port_id, q, strerror(-ret));
+			return ret;
+		}
+	}
+	if (port->n_queues > 1) {
+		/* the other queues' lcores ask queue 0's for neighbours (droce_port_neigh_peek) */
+		snprintf(name, sizeof(name), "droce_res_%u", port->port_id);
+		port->resolve_ring = rte_ring_create_elem(name, DROCE_GID_BYTES, 256, socket,
+							  RING_F_SC_DEQ);
+		if (port->resolve_ring == NULL)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -759,6 +787,12 @@ droce_port_close(struct droce_port *port)
 		rte_eth_dev_stop(port->port_id);
 	rte_pktmbuf_free_bulk(port->stash, port->n_stash);
 	port->n_stash = 0;
+	for (i = 1; i < port->n_queues; i++) {
+		rte_pktmbuf_free_bulk(port->q[i].stash, port->q[i].n_stash);
+		port->q[i].n_stash = 0;
+	}
+	rte_ring_free(port->resolve_ring);
+	port->resolve_ring = NULL;
 	/*
 	 * A port given to us (--vdev, port id) stays open, stopped, so that it
 	 * can be opened again; the ones we hotplugged go away.
@@ -807,8 +841,13 @@ droce_port_stats(const struct droce_port *port, struct droce_port_stats *st)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	/* the polling lcore is the only writer; 64-bit loads do not tear here */
-	for (i = 0; i < DROCE_PORT_CNT_COUNT; i++)
+	for (i = 0; i < DROCE_PORT_CNT_COUNT; i++) {
+		unsigned int q;
+
 		st->counter[i] = __atomic_load_n(&port->cnt[i], __ATOMIC_RELAXED);
+		for (q = 1; q < port->n_queues; q++)
+			st->counter[i] += __atomic_load_n(&port->q[q].cnt[i], __ATOMIC_RELAXED);
+	}
 	for (i = 0; i < DROCE_PORT_DROP_COUNT; i++) {
 		st->drop[i] = __atomic_load_n(&port->drop[i], __ATOMIC_RELAXED);
 		st->drops += st->drop[i];
@@ -822,6 +861,8 @@ droce_port_stats_reset(struct droce_port *port)
 	if (port == NULL)
 		return;
 	memset(port->cnt, 0, sizeof(port->cnt));
+	for (unsigned int q = 1; q < port->n_queues; q++)
+		memset(port->q[q].cnt, 0, sizeof(port->q[q].cnt));
 	memset(port->drop, 0, sizeof(port->drop));
 	rte_eth_stats_reset(port->port_id);
 }

@@ -9,6 +9,7 @@
  * table, the multicast list, frame helpers. Not installed.
  */
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "droce_core.h"
 #include "droce_port.h"
@@ -70,8 +72,16 @@ struct mcast_group {
 	uint32_t refs;
 };
 
+/* The state of a queue pair other than 0, its worker's alone (droce_port_queue_*). */
+struct port_queue {
+	struct rte_mbuf *stash[32];	/* for droce_port_queue_alloc() */
+	unsigned int n_stash;
+	uint64_t cnt[DROCE_PORT_CNT_COUNT];	/* RX_FRAMES, RX_ROCE, TX_FRAMES, TX_REFUSED */
+} __rte_cache_aligned;
+
 struct droce_port {
 	uint16_t port_id;
+	uint16_t n_queues;		/* queue pairs: one per worker */
 	bool hotplugged;		/* we probed it: we remove it */
 	bool fault_hotplugged;		/* we probed the fault vdev over it */
 	uint16_t lower_port_id;		/* the hotplugged port under the fault vdev */
@@ -107,6 +117,16 @@ struct droce_port {
 
 	uint64_t cnt[DROCE_PORT_CNT_COUNT];
 	uint64_t drop[DROCE_PORT_DROP_COUNT];
+
+	/*
+	 * Other queues' workers read the neighbour table without a lock: the
+	 * queue-0 lcore, its only writer, makes this odd while it changes it
+	 * (droce_port_neigh_peek()); what they miss they ask for on
+	 * resolve_ring (GIDs), which queue 0's RX drains.
+	 */
+	_Atomic uint32_t neigh_seq;
+	struct rte_ring *resolve_ring;
+	struct port_queue q[DROCE_PORT_MAX_QUEUES];
 };
 
 #define PORT_CNT(p, sym) ((p)->cnt[DROCE_PORT_CNT_##sym]++)
@@ -128,6 +148,21 @@ void neigh_rx_arp(struct droce_port *port, const struct rte_ether_hdr *eth,
 void neigh_rx_nd(struct droce_port *port, const struct rte_ether_hdr *eth,
 		 const uint8_t *ip6, const uint8_t *icmp, uint32_t len);
 void neigh_timer(struct droce_port *port, uint64_t now);
+/* The writer's side of neigh_seq, around every change of the table. */
+static inline void
+neigh_write_begin(struct droce_port *port)
+{
+	atomic_fetch_add_explicit(&port->neigh_seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static inline void
+neigh_write_end(struct droce_port *port)
+{
+	atomic_fetch_add_explicit(&port->neigh_seq, 1, memory_order_release);
+}
+/* Ask for the GIDs other queues' workers could not resolve. */
+void neigh_serve_requests(struct droce_port *port);
 
 /* port_mcast.c */
 void mcast_rebuild_filter_list(struct droce_port *port);

@@ -275,7 +275,9 @@ rx_ipv6(struct droce_port *port, struct rte_mbuf *m, const struct rte_ether_hdr 
 		if (plen < 4)
 			return DROCE_PORT_DROP_ICMP6_BAD;
 		if (l4[0] == ICMP6_NS || l4[0] == ICMP6_NA) {
+			neigh_write_begin(port);
 			neigh_rx_nd(port, eth, ip, l4, plen);
+			neigh_write_end(port);
 			return RX_CONSUMED;
 		}
 		if (!port_owns_ipv6(port, dst) && !mcast_has_ipv6(port, dst))
@@ -312,7 +314,9 @@ rx_classify(struct droce_port *port, struct rte_mbuf *m)
 	case RTE_BE16(ETHERTYPE_IPV6):
 		return rx_ipv6(port, m, eth, l3, len);
 	case RTE_BE16(ETHERTYPE_ARP):
+		neigh_write_begin(port);
 		neigh_rx_arp(port, eth, l3, len);
+		neigh_write_end(port);
 		return RX_CONSUMED;
 	case RTE_BE16(ETHERTYPE_VLAN):
 	case RTE_BE16(ETHERTYPE_QINQ):
@@ -322,14 +326,12 @@ rx_classify(struct droce_port *port, struct rte_mbuf *m)
 	}
 }
 
-uint16_t
-droce_port_rx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
+/* Keep the RoCEv2 candidates of @p pkts[0..nb), consume or free the rest. */
+static uint16_t
+rx_sort(struct droce_port *port, struct rte_mbuf **pkts, uint16_t nb)
 {
-	uint16_t nb, i, keep = 0;
-	uint64_t now;
+	uint16_t i, keep = 0;
 
-	nb = rte_eth_rx_burst(port->port_id, 0, pkts, n);
-	port->cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
 	for (i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];
 		enum droce_port_drop r = rx_classify(port, m);
@@ -343,11 +345,126 @@ droce_port_rx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 		rte_pktmbuf_free(m);
 	}
 	port->cnt[DROCE_PORT_CNT_RX_ROCE] += keep;
+	return keep;
+}
 
+uint16_t
+droce_port_rx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t nb, keep;
+	uint64_t now;
+
+	nb = rte_eth_rx_burst(port->port_id, 0, pkts, n);
+	port->cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
+	keep = rx_sort(port, pkts, nb);
+	if (port->resolve_ring != NULL && droce_unlikely(!rte_ring_empty(port->resolve_ring)))
+		neigh_serve_requests(port);
 	if (port->n_pending > 0) {
 		now = rte_get_tsc_cycles();
-		if (now >= port->next_timer)
+		if (now >= port->next_timer) {
+			neigh_write_begin(port);
 			neigh_timer(port, now);
+			neigh_write_end(port);
+		}
 	}
 	return keep;
+}
+
+uint16_t
+droce_port_rx_input(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rx_sort(port, pkts, n);
+}
+
+/*
+ * The common case another queue's lcore keeps: a unicast RoCEv2 frame to
+ * our MAC and one of our addresses. Header checks as rx_ipv4()/rx_ipv6()
+ * make them; whatever fails goes the slow way, to queue 0's full sort.
+ */
+static bool
+rx_is_fast(const struct droce_port *port, struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const uint8_t *ip = (const uint8_t *)(eth + 1);
+	uint32_t len = rte_pktmbuf_data_len(m), ihl;
+	rte_be32_t dst;
+
+	if (len < RTE_ETHER_HDR_LEN + IPV6_HDR + UDP_HDR ||
+	    !rte_is_same_ether_addr(&eth->dst_addr, &port->mac))
+		return false;
+	len -= RTE_ETHER_HDR_LEN;
+	if (eth->ether_type == RTE_BE16(ETHERTYPE_IPV4)) {
+		ihl = (ip[0] & 0xfu) * 4;
+		if (ip[0] >> 4 != 4 || ihl < IPV4_MIN_HDR || ip[9] != IPPROTO_UDP_ ||
+		    port_load_be16(ip + 2) > len || port_load_be16(ip + 2) < ihl + UDP_HDR)
+			return false;
+		memcpy(&dst, ip + 16, 4);
+		if (!port_owns_ipv4(port, dst) ||
+		    *(const rte_be16_t *)(const void *)(ip + ihl + 2) != ROCE_PORT_BE)
+			return false;
+		m->l3_len = (uint16_t)ihl;
+	} else if (eth->ether_type == RTE_BE16(ETHERTYPE_IPV6)) {
+		if (ip[0] >> 4 != 6 || ip[6] != IPPROTO_UDP_ ||
+		    IPV6_HDR + (uint32_t)port_load_be16(ip + 4) > len ||
+		    port_load_be16(ip + 4) < UDP_HDR || !port_owns_ipv6(port, ip + 24) ||
+		    *(const rte_be16_t *)(const void *)(ip + IPV6_HDR + 2) != ROCE_PORT_BE)
+			return false;
+		m->l3_len = IPV6_HDR;
+	} else {
+		return false;
+	}
+	m->l2_len = RTE_ETHER_HDR_LEN;
+	return true;
+}
+
+uint16_t
+droce_port_queue_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n,
+		    struct rte_mbuf **slow, uint16_t *n_slow)
+{
+	struct port_queue *pq = &port->q[q];
+	uint16_t nb, i, keep = 0;
+
+	*n_slow = 0;
+	nb = rte_eth_rx_burst(port->port_id, q, pkts, n);
+	pq->cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
+	for (i = 0; i < nb; i++) {
+		if (droce_likely(rx_is_fast(port, pkts[i])))
+			pkts[keep++] = pkts[i];
+		else
+			slow[(*n_slow)++] = pkts[i];
+	}
+	pq->cnt[DROCE_PORT_CNT_RX_ROCE] += keep;
+	return keep;
+}
+
+uint16_t
+droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct port_queue *pq = &port->q[q];
+	uint16_t sent;
+
+	if (q == 0)
+		return droce_port_tx_burst(port, pkts, n);
+	sent = rte_eth_tx_burst(port->port_id, q, pkts, n);
+	pq->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
+	if (droce_unlikely(sent < n)) {
+		pq->cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
+		rte_pktmbuf_free_bulk(pkts + sent, (unsigned int)(n - sent));
+	}
+	return sent;
+}
+
+struct rte_mbuf *
+droce_port_queue_alloc(struct droce_port *port, uint16_t q)
+{
+	struct port_queue *pq = &port->q[q];
+
+	if (q == 0)
+		return droce_port_alloc(port);
+	if (droce_unlikely(pq->n_stash == 0)) {
+		if (rte_pktmbuf_alloc_bulk(port->mp, pq->stash, DROCE_DIM(pq->stash)) < 0)
+			return rte_pktmbuf_alloc(port->mp);
+		pq->n_stash = DROCE_DIM(pq->stash);
+	}
+	return pq->stash[--pq->n_stash];
 }

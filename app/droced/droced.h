@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_mbuf.h>
 #include <rte_ring.h>
 
 #include "droce_engine.h"
@@ -37,6 +38,7 @@ struct droced_opts {
 	const char *mac;		/* --mac */
 	uint32_t mtu;			/* --mtu */
 	enum droce_idle_mode idle;	/* --idle */
+	unsigned int workers;		/* --workers: worker lcores, engines, port queues */
 	uint32_t sock_mode;		/* --socket-mode 0660 */
 	int sock_gid;			/* --socket-group */
 	uint64_t seed;			/* --seed: key bytes (tests) */
@@ -74,20 +76,45 @@ enum droced_mail {
 	DROCED_MAIL_ACTIVE,	/* a client's request ran */
 };
 
+struct droced;
+
+/*
+ * One worker lcore (droced_workers.c): its engine, its port queue, the
+ * frames other workers hand it. Worker 0 (the main lcore) also runs the
+ * control requests, rdma_cm and the port's slow path (ARP, ND, IGMP/MLD).
+ */
+struct droced_worker {
+	struct droced *d;
+	unsigned int id;		/* its engine's number and its port queue */
+	struct droce_engine *eng;
+	/* mbufs for its engine from the others (low bits: DROCED_HANDOFF_*) */
+	struct rte_ring *handoff;
+	_Atomic bool parked;		/* holds nothing of its engine: a control call may run */
+	_Atomic bool asleep;		/* --idle wait: in epoll, kick it after a hand-off */
+	int wait_epfd;			/* --idle wait (droced_wait.c), else -1 */
+	int wait_kick_fd;		/* eventfd: a call or a hand-off for it */
+	uint64_t wait_cnt[DROCED_WAIT_CNT_COUNT];	/* droce-ctl stats */
+	void *port_state;		/* droced_port.c's, for its queue */
+} __rte_cache_aligned;
+
+#define DROCED_HANDOFF_LOCAL	1ul	/* a group's frame: this engine's members only */
+#define DROCED_HANDOFF_SLOW	2ul	/* not sorted yet: worker 0's port path */
+
 struct droced {
 	struct droced_opts opts;
 	struct droce_dev_conf conf;	/* as the device was created: GIDs, node GUID */
 	struct droce_dev *dev;		/* the control plane: objects, clients, requests */
-	struct droce_engine *eng;	/* its data plane, run by the worker loop */
+	struct droce_engine *eng;	/* worker 0's engine */
 	void *port;			/* struct droce_port */
-	struct rte_ring *mailbox;	/* droced_call pointers: any thread in, the worker out */
+	struct rte_ring *mailbox;	/* droced_call pointers: any thread in, worker 0 out */
 	_Atomic bool stop;
 	_Atomic bool worker_gone;	/* the poll loop has returned: calls wait no more */
+	/* worker 0 runs a control call only while every other one is parked */
+	_Atomic bool pause;
 	int listen_fd;
-	int wait_epfd;			/* --idle wait (droced_wait.c), else -1 */
-	int wait_ctrl_fd;		/* eventfd: the control thread posted a call */
 	int wait_port_fd;		/* readable when a frame reached the port, or -1 */
-	uint64_t wait_cnt[DROCED_WAIT_CNT_COUNT];	/* worker; droce-ctl stats */
+	unsigned int n_workers;
+	struct droced_worker workers[DROCE_DEV_MAX_ENGINES];
 };
 
 /* The worker's mailbox (after rte_eal_init). @return 0 or -1 after printing why. */
@@ -100,14 +127,37 @@ void droced_call_worker(struct droced *d, struct droced_call *c);
 enum droced_mail droced_worker_mailbox(struct droced *d);
 
 /*
- * --idle wait (droced_wait.c): set up the epoll set (and conf->wait_epfd,
- * for the clients' wake eventfds) before the device is created; sleep
- * until work may have come; the control thread's kick after a call.
+ * --idle wait (droced_wait.c): set up each worker's epoll set (and
+ * conf->wait_epfd[], for the clients' wake eventfds) before the device is
+ * created; sleep until work may have come; wake a worker (a call, a
+ * hand-off).
  */
 int droced_wait_init(struct droced *d, struct droce_dev_conf *conf);
-void droced_wait(struct droced *d, uint64_t now, uint64_t last_work);
-void droced_wait_kick(struct droced *d);
+void droced_wait(struct droced_worker *w, uint64_t now, uint64_t last_work);
+void droced_wait_kick(struct droced_worker *w);
 void droced_wait_close(struct droced *d);
+
+/*
+ * Several workers (droced_workers.c): hand-off rings, launching workers
+ * 1..n-1 on their lcores, pausing them around a control call, one pass
+ * of a worker's loop, and handing a frame to another worker.
+ */
+int droced_workers_init(struct droced *d);
+int droced_workers_launch(struct droced *d);
+void droced_workers_join(struct droced *d);
+void droced_workers_pause(struct droced *d);
+/* Worker: around a nap or sleep that touches nothing of its engine (parked meanwhile). */
+void droced_worker_idle_begin(struct droced_worker *w);
+void droced_worker_idle_end(struct droced_worker *w);
+void droced_workers_resume(struct droced *d);
+/* A worker's poll loop, until d->stop (worker 0 on the main lcore; others launched). */
+int droced_worker_loop(void *arg);
+/* @return work done; sets *mail (worker 0: what its mailbox ran). */
+unsigned int droced_worker_pass(struct droced_worker *w, uint64_t now, enum droced_mail *mail);
+/* Put @p m (tagged DROCED_HANDOFF_*) on worker @p to's ring; frees it if full. 0 or -ENOBUFS. */
+int droced_handoff(struct droced *d, unsigned int to, struct rte_mbuf *m, unsigned long tag);
+/* Worker: take what others handed it. @return frames taken. */
+unsigned int droced_handoff_take(struct droced_worker *w, uint64_t now);
 
 /* The control server thread. */
 void *droced_ctrl_thread(void *arg);
@@ -119,8 +169,14 @@ int droced_ctrl_listen(struct droced *d);
  * RoCEv2 frames to the device; the device's port ops; flush transmits.
  */
 int droced_port_open(struct droced *d, struct droce_dev_conf *conf);
-unsigned int droced_port_rx(struct droced *d, uint64_t now);
-void droced_port_flush(struct droced *d);
+/* Worker @p w's port state and its engine's port ops argument (after droced_port_open). */
+void *droced_port_state(struct droced *d, unsigned int w);
+/* Worker @p w: receive a burst from its queue and deliver (or hand over) what came. */
+unsigned int droced_port_rx(struct droced_worker *w, uint64_t now);
+/* Frames handed over by another worker (their tags stripped, all of kind @p tag). */
+void droced_port_rx_handed(struct droced_worker *w, struct rte_mbuf **pkts, unsigned int n,
+			   unsigned long tag, uint64_t now);
+void droced_port_flush(struct droced_worker *w);
 /* Before READY: wait (boundedly) for the link, set the port's state. */
 void droced_port_settle(struct droced *d);
 /* Follow the link: the device's port state and events. Worker, every loop. */
@@ -134,16 +190,17 @@ void droced_port_close(struct droced *d);
  */
 int droced_port_wait_open(struct droced *d);
 void droced_port_wait_drain(int fd);
-/* Received frames the parser refused, by DROCE_WIRE_DROPS reason. Worker. */
-const uint64_t *droced_port_wire_drops(void);
+/* Received frames the parser refused, by DROCE_WIRE_DROPS reason, all workers. */
+void droced_port_wire_drops(uint64_t out[DROCE_WIRE_DROP_COUNT]);
 
 /* RoCEv2 frames (Ethernet header to ICRC) on the wire since start; loopback not. */
 struct droced_roce_counts {
 	uint64_t rx_pkts, rx_bytes;	/* parsed as RoCEv2, handed to the device */
 	uint64_t tx_pkts, tx_bytes;	/* built and queued to the port */
+	uint64_t handoff_drops;		/* received for another worker, its ring full (summed only) */
 };
-/* Worker. */
-const struct droced_roce_counts *droced_port_roce_counts(void);
+/* All workers (worker 0, while the others are parked). */
+void droced_port_roce_counts(struct droced_roce_counts *out);
 extern const struct droce_dev_port_ops droced_port_ops;
 
 /*

@@ -392,7 +392,7 @@ resolve_check(struct rid *r)
 	if (gid_is_ours(r->dst.gid) || droce_gid_is_mcast(r->dst.gid))
 		ret = 0;	/* us, or a group: its MAC comes from its address */
 	else
-		ret = droced_port_ops.resolve(g.d, r->dst.gid, mac);
+		ret = droced_port_ops.resolve(droced_port_state(g.d, 0), r->dst.gid, mac);
 	if (ret == 0) {
 		r->resolve_deadline = 0;
 		r->addr_resolved = true;

@@ -74,7 +74,7 @@ droced_call_worker(struct droced *d, struct droced_call *c)
 			return;
 		sched_yield();		/* full: MAILBOX_SLOTS callers at once */
 	}
-	droced_wait_kick(d);	/* a worker asleep in --idle wait */
+	droced_wait_kick(&d->workers[0]);	/* asleep in --idle wait */
 	pfd.fd = done_fd;
 	pfd.events = POLLIN;
 	while (!atomic_load_explicit(&c->done, memory_order_acquire)) {
@@ -99,6 +99,9 @@ droced_worker_mailbox(struct droced *d)
 	enum droced_mail mail = DROCED_MAIL_NONE;
 	static const uint64_t one = 1;
 
+	if (n == 0)
+		return DROCED_MAIL_NONE;
+	droced_workers_pause(d);	/* the calls change what every engine reads */
 	for (i = 0; i < n; i++) {
 		struct droced_call *c = calls[i];
 		int fd = c->done_fd;
@@ -114,6 +117,7 @@ droced_worker_mailbox(struct droced *d)
 		if (fd >= 0 && write(fd, &one, sizeof(one)) != sizeof(one))
 			continue;	/* the caller sees done at its next poll timeout */
 	}
+	droced_workers_resume(d);
 	return mail;
 }
 

@@ -37,43 +37,6 @@ on_signal(int sig)
 }
 
 /* The poll loop; idle modes in droce_idle.h. */
-static void
-worker_loop(struct droced *d)
-{
-	uint64_t last_work = droce_now_ns();
-
-	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
-		uint64_t now = droce_now_ns();
-		unsigned int work = 0;
-		/*
-		 * A client's request is a conversation (a perftest server binds,
-		 * listens, ... while its peer's REQ is on the way): the next one
-		 * must not wait out a nap. sysfs' snapshot, once a second, is no
-		 * traffic and must not keep the idle modes from their deep naps.
-		 */
-		enum droced_mail mail = droced_worker_mailbox(d);
-
-		work += mail == DROCED_MAIL_ACTIVE;
-		work += droce_engine_doorbells(d->eng, now);
-		work += droced_port_rx(d, now);
-		work += droce_engine_poll(d->eng, now);
-		work += droced_cm_poll(d, now);
-		droced_port_flush(d);
-		droced_port_watch(d, now);
-		if (work > 0) {
-			last_work = now;
-			continue;
-		}
-		if (mail != DROCED_MAIL_NONE)
-			continue;
-		if (d->opts.idle == DROCE_IDLE_WAIT && now - last_work >= DROCE_IDLE_SPIN_NS)
-			droced_wait(d, now, last_work);
-		else if (d->opts.idle == DROCE_IDLE_WAIT)
-			sched_yield();
-		else
-			droce_idle(d->opts.idle, now, last_work);
-	}
-}
 
 /*
  * Several droced on one host must not share DPDK's runtime directory: unless
@@ -129,14 +92,15 @@ main(int argc, char **argv)
 	argv[0] = (char *)"droced";
 	if (droced_opts_parse(&d->opts, argc, argv) < 0)
 		return 2;
-	if (droced_mailbox_init(d) < 0)
+	if (droced_mailbox_init(d) < 0 || droced_workers_init(d) < 0)
 		return 1;
 
 	memset(&conf, 0, sizeof(conf));
 	snprintf(conf.name, sizeof(conf.name), "%s", d->opts.name);
 	conf.seed = d->opts.seed;
 	conf.port_ops = &droced_port_ops;
-	conf.port_arg = d;
+	conf.port_arg = droced_port_state(d, 0);
+	conf.n_engines = d->opts.workers;
 	if (droced_port_open(d, &conf) < 0)
 		return 1;
 	if (droced_wait_init(d, &conf) < 0)
@@ -147,7 +111,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	d->conf = conf;
-	d->eng = droce_dev_engine(d->dev);
+	for (unsigned int i = 0; i < d->n_workers; i++) {
+		d->workers[i].eng = droce_dev_engine(d->dev, i);
+		d->workers[i].port_state = droced_port_state(d, i);
+		droce_engine_set_port_arg(d->workers[i].eng, d->workers[i].port_state);
+	}
+	d->eng = d->workers[0].eng;
 	ret = droced_cm_init(d);
 	if (ret < 0) {
 		fprintf(stderr, "droced: connection manager: %s\n", strerror(-ret));
@@ -170,7 +139,10 @@ main(int argc, char **argv)
 	       d->opts.iface ? d->opts.iface : d->opts.port, d->opts.socket_path);
 	fflush(stdout);
 
-	worker_loop(d);
+	if (droced_workers_launch(d) < 0)
+		atomic_store(&d->stop, true);
+	droced_worker_loop(&d->workers[0]);
+	droced_workers_join(d);
 	atomic_store(&d->worker_gone, true);
 
 	droce_dev_fatal(d->dev);	/* clients learn the device is gone */

@@ -31,6 +31,7 @@ static const struct option longopts[] = {
 	{ "neigh", required_argument, NULL, 'N' },
 	{ "gateway", required_argument, NULL, 'G' },
 	{ "idle", required_argument, NULL, 'I' },
+	{ "workers", required_argument, NULL, 'W' },
 	{ "seed", required_argument, NULL, 'S' },
 	{ "fault", required_argument, NULL, 'F' },
 	{ "help", no_argument, NULL, 'h' },
@@ -53,7 +54,9 @@ usage(void)
 		"  --socket-mode MODE  its permissions, octal (default 0666)\n"
 		"  --socket-group GRP  its group\n"
 		"  --name NAME         device name (default droce0)\n"
-		"  --idle busy|yield|sleep|wait  what the worker does when idle (default busy)\n"
+		"  --idle busy|yield|sleep|wait  what the workers do when idle (default busy)\n"
+		"  --workers N         worker lcores, each with its engine and port queue\n"
+		"                      (default 1; EAL must give N lcores)\n"
 		"  --fault PARAMS      wrap the port in net_droce_fault, e.g.\n"
 		"                      seed=1,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both\n"
 		"  --config FILE       read these options from FILE (key = value)\n",
@@ -120,6 +123,15 @@ apply(struct droced_opts *o, int c, const char *arg)
 		if (droce_idle_parse(arg, &o->idle) < 0)
 			return -1;
 		break;
+	case 'W': {
+		char *end;
+		unsigned long n = strtoul(arg, &end, 10);
+
+		if (*end != '\0' || n < 1 || n > DROCE_DEV_MAX_ENGINES)
+			return -1;
+		o->workers = (unsigned int)n;
+		break;
+	}
 	case 'S':
 		o->seed = strtoull(arg, NULL, 0);
 		break;
@@ -187,6 +199,7 @@ droced_opts_parse(struct droced_opts *o, int argc, char **argv)
 	o->mtu = 0;		/* the interface's */
 	o->sock_mode = 0666;
 	o->sock_gid = -1;
+	o->workers = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == 'h' || apply(o, c, optarg) < 0) {

@@ -4,9 +4,10 @@
 
 /*
  * droced's side of the port (pmd/droce_port.h): open it from the options
- * and derive the device's MAC, GIDs and MTU; the worker's RX (parse, hand
- * to the device) and TX (frames built straight into mbufs, sent in
- * bursts); the port ops the device calls. Worker thread only.
+ * and derive the device's MAC, GIDs and MTU; each worker's RX on its own
+ * queue (parse, hand to its engine, or to the engine the QPN belongs to)
+ * and TX (frames built straight into mbufs, sent in bursts on its queue);
+ * the port ops the engines call, each with its worker's port_state.
  */
 
 #include <arpa/inet.h>
@@ -31,17 +32,22 @@
 #define LINK_SETTLE_MS	3000	/* waited for the link before READY */
 #define LINK_CHECK_NS	(100 * 1000 * 1000ull)	/* a system call on af_packet: 10 Hz */
 
+/* One worker's: only its thread touches it (counters summed under a pause). */
 struct port_state {
 	struct droce_port *port;
+	struct droced_worker *w;
+	uint16_t q;			/* its port queue: the worker's number */
 	struct rte_mbuf *tx[BURST];
 	unsigned int n_tx;
 	uint64_t rx_bad[DROCE_WIRE_DROP_COUNT];
 	struct droced_roce_counts roce;
+	uint64_t handoff_drops;		/* frames for another worker whose ring was full */
 	uint64_t next_link_check;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
-};
+} __rte_cache_aligned;
 
-static struct port_state ps;
+static struct port_state states[DROCE_DEV_MAX_ENGINES];
+#define ps (states[0])		/* worker 0's: the port's slow path and link watch */
 
 int
 droced_port_open(struct droced *d, struct droce_dev_conf *conf)
@@ -53,6 +59,7 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 	int ret;
 
 	droce_port_conf_init(&pc);
+	pc.n_queues = (uint16_t)o->workers;	/* af_packet: a socket per queue */
 	if (o->iface != NULL)
 		ret = droce_port_conf_iface(&pc, o->iface);
 	else
@@ -82,6 +89,11 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 		return -1;
 	}
 	d->port = ps.port;
+	for (i = 0; i < o->workers; i++) {
+		states[i].port = ps.port;
+		states[i].w = &d->workers[i];
+		states[i].q = (uint16_t)i;
+	}
 
 	/* GID 0: the IPv6 link-local address; 1: the first IPv4; then the rest */
 	memcpy(conf->mac, info.mac, 6);
@@ -122,16 +134,37 @@ droced_port_watch(struct droced *d, uint64_t now)
 	droce_dev_port_state(d->dev, droce_port_link_up(ps.port));
 }
 
-const uint64_t *
-droced_port_wire_drops(void)
+void *
+droced_port_state(struct droced *d, unsigned int w)
 {
-	return ps.rx_bad;
+	(void)d;
+	return &states[w];
 }
 
-const struct droced_roce_counts *
-droced_port_roce_counts(void)
+void
+droced_port_wire_drops(uint64_t out[DROCE_WIRE_DROP_COUNT])
 {
-	return &ps.roce;
+	unsigned int i, r;
+
+	memset(out, 0, DROCE_WIRE_DROP_COUNT * sizeof(*out));
+	for (i = 0; i < DROCE_DIM(states); i++)
+		for (r = 0; r < DROCE_WIRE_DROP_COUNT; r++)
+			out[r] += states[i].rx_bad[r];
+}
+
+void
+droced_port_roce_counts(struct droced_roce_counts *out)
+{
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < DROCE_DIM(states); i++) {
+		out->handoff_drops += states[i].handoff_drops;
+		out->rx_pkts += states[i].roce.rx_pkts;
+		out->rx_bytes += states[i].roce.rx_bytes;
+		out->tx_pkts += states[i].roce.tx_pkts;
+		out->tx_bytes += states[i].roce.tx_bytes;
+	}
 }
 
 void
@@ -182,11 +215,18 @@ droced_port_wait_drain(int fd)
 		;
 }
 
-unsigned int
-droced_port_rx(struct droced *d, uint64_t now)
+/*
+ * Parse each frame and give it to the engine it is for: this worker's
+ * (any group's frame too: its engine hands copies to the others with
+ * members), else whole to the owner's hand-off ring. Frees what stayed.
+ */
+static void
+rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool local_only,
+	   uint64_t now)
 {
-	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx_burst(ps.port, pkts, BURST), i;
+	struct droced_worker *w = p->w;
+	struct rte_mbuf *done[BURST];
+	unsigned int i, n_done = 0;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -194,42 +234,90 @@ droced_port_rx(struct droced *d, uint64_t now)
 		uint32_t len = rte_pktmbuf_pkt_len(m);
 		struct droce_pkt pkt;
 		enum droce_wire_drop r;
+		int owner;
 
+		if (n_done == BURST) {
+			rte_pktmbuf_free_bulk(done, n_done);
+			n_done = 0;
+		}
 		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
-			if (len > sizeof(ps.linear))
+			if (len > sizeof(p->linear)) {
+				done[n_done++] = m;
 				continue;
-			frame = rte_pktmbuf_read(m, 0, len, ps.linear);
+			}
+			frame = rte_pktmbuf_read(m, 0, len, p->linear);
 		}
 		r = droce_pkt_parse(&pkt, frame, len, len);
-		if (r == DROCE_WIRE_OK) {
-			ps.roce.rx_pkts++;
-			ps.roce.rx_bytes += len;
-			droce_engine_rx(d->eng, &pkt, frame, now);
-		} else
-			ps.rx_bad[r]++;
+		if (r != DROCE_WIRE_OK) {
+			p->rx_bad[r]++;
+			done[n_done++] = m;
+			continue;
+		}
+		owner = droce_engine_owner(w->eng, &pkt);
+		if (owner >= 0 && (unsigned int)owner != w->id) {
+			/* it is theirs now */
+			if (droced_handoff(w->d, (unsigned int)owner, m, 0) < 0)
+				p->handoff_drops++;
+			continue;
+		}
+		p->roce.rx_pkts++;
+		p->roce.rx_bytes += len;
+		droce_engine_rx(w->eng, &pkt, frame, len, local_only, now);
+		done[n_done++] = m;
 	}
-	if (n > 0)
-		rte_pktmbuf_free_bulk(pkts, n);	/* one pool access for the burst */
-	return n;
+	if (n_done > 0)
+		rte_pktmbuf_free_bulk(done, n_done);	/* one pool access for the burst */
+}
+
+unsigned int
+droced_port_rx(struct droced_worker *w, uint64_t now)
+{
+	struct port_state *p = w->port_state;
+	struct rte_mbuf *pkts[BURST], *slow[BURST];
+	uint16_t n, n_slow = 0, i;
+
+	if (w->id == 0) {
+		n = droce_port_rx_burst(p->port, pkts, BURST);
+	} else {
+		n = droce_port_queue_rx(p->port, p->q, pkts, BURST, slow, &n_slow);
+		/* ARP, ND, IGMP/MLD, groups, drops: the port's full sort, on worker 0 */
+		for (i = 0; i < n_slow; i++)
+			if (droced_handoff(w->d, 0, slow[i], DROCED_HANDOFF_SLOW) < 0)
+				p->handoff_drops++;
+	}
+	rx_deliver(p, pkts, n, false, now);
+	return n + n_slow;
 }
 
 void
-droced_port_flush(struct droced *d)
+droced_port_rx_handed(struct droced_worker *w, struct rte_mbuf **pkts, unsigned int n,
+		      unsigned long tag, uint64_t now)
 {
+	struct port_state *p = w->port_state;
+
+	if (tag & DROCED_HANDOFF_SLOW)
+		n = droce_port_rx_input(p->port, pkts, (uint16_t)n);
+	rx_deliver(p, pkts, n, (tag & DROCED_HANDOFF_LOCAL) != 0, now);
+}
+
+void
+droced_port_flush(struct droced_worker *w)
+{
+	struct port_state *p = w->port_state;
 	uint16_t sent;
 
-	(void)d;
-	if (ps.n_tx == 0)
+	if (p->n_tx == 0)
 		return;
-	sent = droce_port_tx_burst(ps.port, ps.tx, (uint16_t)ps.n_tx);
+	sent = droce_port_queue_tx(p->port, p->q, p->tx, (uint16_t)p->n_tx);
 	(void)sent;			/* the port freed and counted what it refused */
-	ps.n_tx = 0;
+	p->n_tx = 0;
 }
 
 static int
 port_frame_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov)
 {
-	struct rte_mbuf *m = droce_port_alloc(ps.port);
+	struct port_state *p = arg;
+	struct rte_mbuf *m = droce_port_queue_alloc(p->port, p->q);
 	int len;
 
 	if (m == NULL)
@@ -242,19 +330,41 @@ port_frame_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, un
 	}
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
-	ps.roce.tx_pkts++;
-	ps.roce.tx_bytes += (uint64_t)len;
-	ps.tx[ps.n_tx++] = m;
-	if (ps.n_tx == BURST)
-		droced_port_flush(arg);
+	p->roce.tx_pkts++;
+	p->roce.tx_bytes += (uint64_t)len;
+	p->tx[p->n_tx++] = m;
+	if (p->n_tx == BURST)
+		droced_port_flush(p->w);
 	return 0;
 }
 
 static int
 port_resolve(void *arg, const uint8_t gid[16], uint8_t mac[6])
 {
-	(void)arg;
-	return droce_port_resolve(ps.port, gid, mac);
+	struct port_state *p = arg;
+
+	/* only queue 0's lcore may change the table or send a request */
+	return p->q == 0 ? droce_port_resolve(p->port, gid, mac) :
+			   droce_port_neigh_peek(p->port, gid, mac);
+}
+
+/* A copy of a frame for another worker's engine (loopback, a group's members). */
+static int
+port_handoff(void *arg, unsigned int engine, const uint8_t *frame, uint32_t len, bool local_only)
+{
+	struct port_state *p = arg;
+	struct rte_mbuf *m = droce_port_queue_alloc(p->port, p->q);
+
+	if (m == NULL)
+		return -ENOBUFS;
+	if (rte_pktmbuf_tailroom(m) < len) {
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE;
+	}
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	return droced_handoff(p->w->d, engine, m, local_only ? DROCED_HANDOFF_LOCAL : 0);
 }
 
 static void
@@ -276,4 +386,5 @@ const struct droce_dev_port_ops droced_port_ops = {
 	.resolve = port_resolve,
 	.mcast_join = port_mcast_join,
 	.mcast_leave = port_mcast_leave,
+	.handoff = port_handoff,
 };

@@ -173,13 +173,14 @@ static void
 do_snapshot(struct droced_call *c)
 {
 	struct sysfs_snap *s = (struct sysfs_snap *)c;
-	const uint64_t *bad = droced_port_wire_drops();
+	uint64_t bad[DROCE_WIRE_DROP_COUNT];
 	unsigned int i;
 
+	droced_port_wire_drops(bad);
 	droce_dev_query(s->d->dev, &s->attr, &s->pattr);
 	droce_dev_stats(s->d->dev, &s->st);
 	droce_port_stats(s->d->port, &s->port);
-	s->roce = *droced_port_roce_counts();
+	droced_port_roce_counts(&s->roce);
 	s->rx_bad = 0;
 	for (i = 1; i < DROCE_WIRE_DROP_COUNT; i++)	/* 0 is "ok" */
 		s->rx_bad += bad[i];

@@ -30,6 +30,7 @@ struct stats_call {
 	uint64_t cm[96];
 	unsigned int n_cm;
 	uint64_t wait[DROCED_WAIT_CNT_COUNT];
+	struct droced_roce_counts roce;
 };
 
 static void
@@ -39,9 +40,12 @@ do_stats(struct droced_call *c)
 
 	droce_dev_stats(s->d->dev, &s->st);
 	droce_port_stats(s->d->port, &s->port);
-	memcpy(s->wire, droced_port_wire_drops(), sizeof(s->wire));
+	droced_port_wire_drops(s->wire);
+	droced_port_roce_counts(&s->roce);
 	s->n_cm = droced_cm_counters(s->cm_names, s->cm, DROCE_DIM(s->cm));
-	memcpy(s->wait, s->d->wait_cnt, sizeof(s->wait));
+	for (unsigned int w = 0; w < s->d->n_workers; w++)
+		for (unsigned int k = 0; k < DROCED_WAIT_CNT_COUNT; k++)
+			s->wait[k] += s->d->workers[w].wait_cnt[k];
 }
 
 static int
@@ -92,6 +96,15 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		snprintf(key, sizeof(key), "cm_%s", s.cm_names[i]);
 		rte_tel_data_add_dict_u64(d, key, s.cm[i]);
+	}
+	rte_tel_data_add_dict_u64(d, "handoff_dropped", s.roce.handoff_drops);
+	for (i = 0; i < s.st.n_engines; i++) {	/* --workers: what each engine carries */
+		char key[64];
+
+		snprintf(key, sizeof(key), "engine%u_rx_pkts", i);
+		rte_tel_data_add_dict_u64(d, key, s.st.engine_rx[i]);
+		snprintf(key, sizeof(key), "engine%u_clients", i);
+		rte_tel_data_add_dict_u64(d, key, s.st.engine_clients[i]);
 	}
 	for (i = 0; i < DROCED_WAIT_CNT_COUNT; i++)	/* --idle wait */
 		rte_tel_data_add_dict_u64(d, droced_wait_counter_name[i], s.wait[i]);

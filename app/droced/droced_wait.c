@@ -31,30 +31,35 @@
 #define DROCED_WAIT_MAX_NS	(10ull * 1000 * 1000)
 #define DROCED_WAIT_EVENTS	16
 
+static int
+wait_add(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 int
 droced_wait_init(struct droced *d, struct droce_dev_conf *conf)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	unsigned int i;
 
-	d->wait_epfd = -1;
-	d->wait_ctrl_fd = -1;
 	d->wait_port_fd = -1;
 	if (d->opts.idle != DROCE_IDLE_WAIT)
 		return 0;
-	d->wait_epfd = epoll_create1(EPOLL_CLOEXEC);
-	d->wait_ctrl_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (d->wait_epfd < 0 || d->wait_ctrl_fd < 0)
-		goto fail;
-	ev.data.fd = d->wait_ctrl_fd;
-	if (epoll_ctl(d->wait_epfd, EPOLL_CTL_ADD, d->wait_ctrl_fd, &ev) < 0)
-		goto fail;
-	d->wait_port_fd = droced_port_wait_open(d);
-	if (d->wait_port_fd >= 0) {
-		ev.data.fd = d->wait_port_fd;
-		if (epoll_ctl(d->wait_epfd, EPOLL_CTL_ADD, d->wait_port_fd, &ev) < 0)
+	for (i = 0; i < d->n_workers; i++) {
+		struct droced_worker *w = &d->workers[i];
+
+		w->wait_epfd = epoll_create1(EPOLL_CLOEXEC);
+		w->wait_kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (w->wait_epfd < 0 || w->wait_kick_fd < 0 || wait_add(w->wait_epfd, w->wait_kick_fd) < 0)
 			goto fail;
+		conf->wait_epfd[i] = w->wait_epfd;
 	}
-	conf->wait_epfd = d->wait_epfd;
+	/* worker 0 wakes on the port and wakes the others: their queues may have frames too */
+	d->wait_port_fd = droced_port_wait_open(d);
+	if (d->wait_port_fd >= 0 && wait_add(d->workers[0].wait_epfd, d->wait_port_fd) < 0)
+		goto fail;
 	return 0;
 fail:
 	fprintf(stderr, "droced: --idle wait: %s\n", strerror(errno));
@@ -62,12 +67,12 @@ fail:
 }
 
 void
-droced_wait_kick(struct droced *d)
+droced_wait_kick(struct droced_worker *w)
 {
 	uint64_t one = 1;
 
-	if (d->wait_ctrl_fd >= 0)
-		(void)!write(d->wait_ctrl_fd, &one, sizeof(one));
+	if (w->wait_kick_fd >= 0)
+		(void)!write(w->wait_kick_fd, &one, sizeof(one));
 }
 
 const char *const droced_wait_counter_name[DROCED_WAIT_CNT_COUNT] = {
@@ -78,29 +83,35 @@ const char *const droced_wait_counter_name[DROCED_WAIT_CNT_COUNT] = {
 
 /* Empty what woke us, so that the level-triggered set sleeps again. */
 static void
-wait_drain(struct droced *d, const struct epoll_event *ev, int n)
+wait_drain(struct droced_worker *w, const struct epoll_event *ev, int n)
 {
+	struct droced *d = w->d;
 	uint64_t v;
+	unsigned int k;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		int fd = ev[i].data.fd;
 
 		if (fd == d->wait_port_fd) {
-			d->wait_cnt[DROCED_WAIT_PORT]++;
+			w->wait_cnt[DROCED_WAIT_PORT]++;
 			droced_port_wait_drain(fd);
+			for (k = 1; k < d->n_workers; k++)
+				if (atomic_load_explicit(&d->workers[k].asleep, memory_order_relaxed))
+					droced_wait_kick(&d->workers[k]);
 			continue;
 		}
-		d->wait_cnt[fd == d->wait_ctrl_fd ? DROCED_WAIT_CTRL : DROCED_WAIT_CLIENT]++;
+		w->wait_cnt[fd == w->wait_kick_fd ? DROCED_WAIT_CTRL : DROCED_WAIT_CLIENT]++;
 		(void)!read(fd, &v, sizeof(v));
 	}
 }
 
 void
-droced_wait(struct droced *d, uint64_t now, uint64_t last_work)
+droced_wait(struct droced_worker *w, uint64_t now, uint64_t last_work)
 {
+	struct droced *d = w->d;
 	struct epoll_event ev[DROCED_WAIT_EVENTS];
-	uint64_t ns = droce_engine_wait_budget(d->eng, now), cap = DROCED_WAIT_MAX_NS;
+	uint64_t ns = droce_engine_wait_budget(w->eng, now), cap = DROCED_WAIT_MAX_NS;
 	struct timespec ts;
 	unsigned int work;
 	int n;
@@ -121,33 +132,44 @@ droced_wait(struct droced *d, uint64_t now, uint64_t last_work)
 	}
 	if (ns > cap)
 		ns = cap;
-	droce_engine_sleep(d->eng, true);
-	if (d->wait_port_fd >= 0)
+	droce_engine_sleep(w->eng, true);
+	atomic_store(&w->asleep, true);		/* seq_cst: droced_handoff()'s pair */
+	if (w->id == 0 && d->wait_port_fd >= 0)
 		droced_port_wait_drain(d->wait_port_fd);
 	/* a last look: what came before the flags were up raised no wake-up */
-	work = droced_worker_mailbox(d) != DROCED_MAIL_NONE;
-	work += droce_engine_doorbells(d->eng, now);
-	work += droced_port_rx(d, now);
+	work = w->id == 0 && droced_worker_mailbox(d) != DROCED_MAIL_NONE;
+	work += droce_engine_doorbells(w->eng, now);
+	work += droced_port_rx(w, now);
+	work += droced_handoff_take(w, now);
 	if (work == 0) {
 		ts.tv_sec = (time_t)(ns / 1000000000ull);
 		ts.tv_nsec = (long)(ns % 1000000000ull);
-		d->wait_cnt[DROCED_WAIT_SLEEPS]++;
-		n = epoll_pwait2(d->wait_epfd, ev, DROCED_WAIT_EVENTS, &ts, NULL);
+		w->wait_cnt[DROCED_WAIT_SLEEPS]++;
+		droced_port_flush(w);
+		droced_worker_idle_begin(w);
+		n = epoll_pwait2(w->wait_epfd, ev, DROCED_WAIT_EVENTS, &ts, NULL);
+		droced_worker_idle_end(w);
 		if (n > 0)
-			wait_drain(d, ev, n);
+			wait_drain(w, ev, n);
 		else if (n == 0)
-			d->wait_cnt[DROCED_WAIT_TIMEOUT]++;
+			w->wait_cnt[DROCED_WAIT_TIMEOUT]++;
 	}
-	droce_engine_sleep(d->eng, false);
+	atomic_store(&w->asleep, false);
+	droced_port_flush(w);
+	droce_engine_sleep(w->eng, false);
 }
 
 void
 droced_wait_close(struct droced *d)
 {
+	unsigned int i;
+
 	if (d->wait_port_fd >= 0)
 		close(d->wait_port_fd);
-	if (d->wait_ctrl_fd >= 0)
-		close(d->wait_ctrl_fd);
-	if (d->wait_epfd >= 0)
-		close(d->wait_epfd);
+	for (i = 0; i < d->n_workers; i++) {
+		if (d->workers[i].wait_kick_fd >= 0)
+			close(d->workers[i].wait_kick_fd);
+		if (d->workers[i].wait_epfd >= 0)
+			close(d->workers[i].wait_epfd);
+	}
 }

@@ -25,8 +25,21 @@
 struct droce_dev;
 struct droce_engine;
 
-/** The engine of @p dev (one today) that the worker polls. */
-struct droce_engine *droce_dev_engine(struct droce_dev *dev);
+/** Engine @p i of @p dev (each run by its own worker thread), or NULL. */
+struct droce_engine *droce_dev_engine(struct droce_dev *dev, unsigned int i);
+/** How many engines @p dev has (droce_dev_conf.n_engines). */
+unsigned int droce_dev_n_engines(const struct droce_dev *dev);
+
+/** The port ops' argument for this engine's calls (its worker's port queue). */
+void droce_engine_set_port_arg(struct droce_engine *eng, void *arg);
+
+/**
+ * Which engine a received frame is for: its QPN's shard, 0 for QP1, -1
+ * for a multicast group (any engine: droce_engine_rx() hands copies to
+ * the others that have members). A frame for another engine goes to it
+ * whole (the daemon's hand-off ring), to be received there.
+ */
+int droce_engine_owner(const struct droce_engine *eng, const struct droce_pkt *pkt);
 
 /**
  * Waiting instead of polling (--idle wait, verbs_engine_wait.c). How long
@@ -46,9 +59,14 @@ void droce_engine_sleep(struct droce_engine *eng, bool asleep);
 /** Take doorbells from every client and feed new WQEs to the transports. */
 unsigned int droce_engine_doorbells(struct droce_engine *eng, uint64_t now);
 
-/** A received RoCEv2 frame (already parsed into @p pkt). */
+/**
+ * A received RoCEv2 frame (already parsed into @p pkt) for this engine
+ * (droce_engine_owner()). A group's frame reaches this engine's members
+ * and, unless @p local_only (it was handed over by another engine), a copy
+ * goes to every other engine with members.
+ */
 void droce_engine_rx(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *frame,
-		     uint64_t now);
+		     uint32_t len, bool local_only, uint64_t now);
 
 /** Let every active QP transmit (budget per QP), deliver loopback frames, run timers. */
 unsigned int droce_engine_poll(struct droce_engine *eng, uint64_t now);

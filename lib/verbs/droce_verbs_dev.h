@@ -38,11 +38,16 @@
 #include "droce_verbs_qp_state.h"
 
 #define DROCE_DEV_MAX_GIDS	4
+#define DROCE_DEV_MAX_ENGINES	8	/**< worker threads a device may have */
 
 struct droce_dev;
 struct droce_client;
 
-/** Ports and the wire, supplied by the daemon. @p arg is droce_dev_conf.port_arg. */
+/**
+ * Ports and the wire, supplied by the daemon. @p arg is the calling
+ * engine's (droce_engine_set_port_arg(); droce_dev_conf.port_arg until
+ * set); each engine calls them from its own worker thread.
+ */
 struct droce_dev_port_ops {
 	/** Send one packet (headers in @p pkt, payload in @p iov); 0 or -errno (dropped). */
 	int (*frame_out)(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov,
@@ -52,6 +57,14 @@ struct droce_dev_port_ops {
 	/** The first QP joined / the last QP left a multicast group. */
 	void (*mcast_join)(void *arg, const uint8_t gid[16]);
 	void (*mcast_leave)(void *arg, const uint8_t gid[16]);
+	/**
+	 * Several engines: give engine @p engine a copy of a frame to receive
+	 * (a loopback frame or multicast for its QPs); @p local_only: it
+	 * delivers a group's frame to its own members only. 0 or -errno
+	 * (dropped: the transports recover as from any loss).
+	 */
+	int (*handoff)(void *arg, unsigned int engine, const uint8_t *frame, uint32_t len,
+		       bool local_only);
 };
 
 struct droce_dev_conf {
@@ -65,11 +78,19 @@ struct droce_dev_conf {
 	const struct droce_dev_port_ops *port_ops;
 	void *port_arg;
 	/**
-	 * > 0: an epoll set the worker waits on when idle (--idle wait); each
-	 * client gets a wake eventfd, added to it, that its shim writes after
-	 * a doorbell while the engine is asleep (droce_engine_sleep()).
+	 * Engines (worker threads), 0 or 1: one. Each client, with all its
+	 * objects, lives on one engine (the one with the fewest clients when
+	 * it connects, in turn among equals); its QPs' QPNs are those with
+	 * QPN % n_engines == the engine's number.
 	 */
-	int wait_epfd;
+	unsigned int n_engines;
+	/**
+	 * > 0: an epoll set engine i's worker waits on when idle (--idle
+	 * wait); each client gets a wake eventfd, added to its engine's set,
+	 * that its shim writes after a doorbell while the engine is asleep
+	 * (droce_engine_sleep()).
+	 */
+	int wait_epfd[DROCE_DEV_MAX_ENGINES];
 };
 
 /** Create a device. @return 0, -EINVAL or -ENOMEM. */
@@ -182,6 +203,8 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	C(RX_GSI_BAD,      "QP1 packets that are not a UD SEND with the GSI Q_Key and P_Key") \
 	C(RX_MCAST_NO_GRP, "multicast packets for a group nobody joined") \
 	C(RX_LOOPBACK,     "packets delivered without the wire") \
+	C(RX_HANDOFF,      "frames handed to another engine (several workers)") \
+	C(RX_HANDOFF_FAIL, "frames for another engine dropped: its ring was full") \
 	C(TX_NO_NEIGH,     "packets dropped: destination MAC not resolved yet") \
 	C(TX_FAIL,         "packets the port refused") \
 	C(BAD_WQE,         "work requests refused (bad opcode, SGE, key, length)") \
@@ -203,6 +226,10 @@ struct droce_dev_stats {
 	/** the device's life: live QPs plus every QP destroyed before */
 	uint64_t tqp_cnt[DROCE_TQP_CNT_COUNT];
 	uint32_t clients, pds, mrs, mws, cqs, srqs, qps, ahs, mcast_groups;
+	/** each engine's received packets for its QPs, and its clients now */
+	uint64_t engine_rx[DROCE_DEV_MAX_ENGINES];
+	uint32_t engine_clients[DROCE_DEV_MAX_ENGINES];
+	unsigned int n_engines;
 };
 
 void droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st);

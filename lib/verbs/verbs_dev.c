@@ -103,7 +103,10 @@ droce_dev_create(const struct droce_dev_conf *conf, struct droce_dev **out)
 	struct droce_dev *dev;
 	int ret;
 
-	if (conf->n_gids == 0 || conf->n_gids > DROCE_DEV_MAX_GIDS || conf->port_ops == NULL)
+	unsigned int e;
+
+	if (conf->n_gids == 0 || conf->n_gids > DROCE_DEV_MAX_GIDS || conf->port_ops == NULL ||
+	    conf->n_engines > DEV_MAX_ENGINES)
 		return -EINVAL;
 	dev = calloc(1, sizeof(*dev));
 	if (dev == NULL)
@@ -124,13 +127,18 @@ droce_dev_create(const struct droce_dev_conf *conf, struct droce_dev **out)
 	ret = dev_reclaim_init(dev);
 	if (ret < 0)
 		goto err_objs;
-	ret = engine_create(dev, 0, &dev->eng);
-	if (ret < 0)
-		goto err_reclaim;
+	dev->n_eng = conf->n_engines > 1 ? conf->n_engines : 1;
+	for (e = 0; e < dev->n_eng; e++) {
+		ret = engine_create(dev, e, &dev->eng[e]);
+		if (ret < 0)
+			goto err_engines;
+	}
 	*out = dev;
 	return 0;
 
-err_reclaim:
+err_engines:
+	while (e-- > 0)
+		engine_destroy(dev->eng[e]);
 	dev_reclaim_fini(dev);
 err_objs:
 	free(dev->objs);
@@ -146,12 +154,15 @@ err_free:
 void
 droce_dev_destroy(struct droce_dev *dev)
 {
+	unsigned int e;
+
 	if (dev == NULL)
 		return;
 	while (dev->clients != NULL)
 		droce_dev_client_free(dev->clients);
-	dev_reclaim_fini(dev);		/* the engine polls no more */
-	engine_destroy(dev->eng);
+	dev_reclaim_fini(dev);		/* the engines poll no more */
+	for (e = 0; e < dev->n_eng; e++)
+		engine_destroy(dev->eng[e]);
 	free(dev->objs);
 	droce_mcast_free(dev->mcast);
 	droce_key_table_destroy(dev->keys);
@@ -209,8 +220,8 @@ droce_dev_query(const struct droce_dev *dev, struct ibv_device_attr *attr,
 void
 droce_dev_gsi_set(struct droce_dev *dev, droce_gsi_rx_fn fn, void *arg)
 {
-	dev->eng->gsi_rx = fn;
-	dev->eng->gsi_arg = arg;
+	dev->eng[0]->gsi_rx = fn;	/* QP1 is engine 0's: droced's CM runs on its worker */
+	dev->eng[0]->gsi_arg = arg;
 }
 
 int
@@ -218,5 +229,5 @@ droce_dev_gsi_send(struct droce_dev *dev, const uint8_t sgid[16], const uint8_t 
 		   uint32_t dqpn, uint8_t tclass, uint8_t hop_limit, const void *payload,
 		   uint32_t len)
 {
-	return engine_gsi_send(dev->eng, sgid, dgid, dqpn, tclass, hop_limit, payload, len);
+	return engine_gsi_send(dev->eng[0], sgid, dgid, dqpn, tclass, hop_limit, payload, len);
 }

@@ -27,6 +27,7 @@ droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred
 	cl->cred = *cred;
 	cl->async_fd = -1;
 	cl->wake_fd = -1;
+	cl->eng = engine_place_client(dev);
 	for (t = 0; t < OBJ_TYPE_COUNT; t++)
 		cl->objs[t].next = cl->objs[t].prev = &cl->objs[t];
 	cl->next = dev->clients;
@@ -58,6 +59,7 @@ droce_dev_client_free(struct droce_client *cl)
 			dev_obj_destroy(dev, o);
 	dev_ring_free(&cl->db);
 	dev_client_wake_close(cl);
+	engine_client_gone(cl->eng);
 	if (cl->async_fd >= 0)
 		close(cl->async_fd);
 	for (pp = &dev->clients; *pp != NULL; pp = &(*pp)->next)

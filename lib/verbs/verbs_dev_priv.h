@@ -30,7 +30,7 @@ struct rte_rcu_qsbr;
 #define DEV_RWQE_SLOT		256
 #define DEV_CQE_SLOT		64
 #define DEV_DB_SLOTS		4096
-#define DEV_MAX_ENGINES		8	/* threads the quiescent-state variable counts */
+#define DEV_MAX_ENGINES		DROCE_DEV_MAX_ENGINES	/* threads the quiescent-state variable counts */
 
 enum dev_obj_type {
 	OBJ_NONE,
@@ -140,6 +140,7 @@ struct droce_client {
 	struct droce_client_cred cred;
 	int async_fd;		/* write end of the async-event pipe, or -1 */
 	int wake_fd;		/* eventfd the shim writes when we sleep (--idle wait), or -1 */
+	struct droce_engine *eng;	/* runs all its QPs: its CQs and SRQs have one producer */
 	struct droce_shm_view db;
 	/*
 	 * Heads of its objects by type: a client's teardown and per-client
@@ -159,7 +160,9 @@ struct droce_dev {
 	struct dev_obj **objs;		/* by handle - 1 */
 	uint32_t next_obj;		/* where the next free-slot search starts */
 	uint32_t next_qpn;		/* where the next free-QPN search starts */
-	struct droce_engine *eng;	/* the one engine: it runs every QP */
+	struct droce_engine *eng[DEV_MAX_ENGINES];	/* each runs its clients' QPs */
+	unsigned int n_eng;
+	unsigned int next_place;	/* engine_place_client() starts its turn here */
 	struct droce_client *clients;
 	uint32_t next_client;
 	uint32_t nobj[OBJ_TYPE_COUNT];
@@ -178,6 +181,12 @@ dev_mtu_bytes(enum ibv_mtu m)
 {
 	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 1024;
 }
+
+/* verbs_engine.c: where a new client's objects run; the engine whose shard holds @p qpn */
+struct droce_engine *engine_place_client(struct droce_dev *dev);
+void engine_client_gone(struct droce_engine *eng);
+struct droce_engine *dev_qpn_engine(const struct droce_dev *dev, uint32_t qpn);
+unsigned int engine_id(const struct droce_engine *eng);
 
 /* verbs_dev_handle.c */
 void *dev_obj_get(struct droce_client *cl, uint32_t handle, enum dev_obj_type type);

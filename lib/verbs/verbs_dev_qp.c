@@ -54,7 +54,9 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	for (i = 0; i < DEV_MAX_QP; i++) {
 		uint32_t slot = (dev->next_qpn + i) % DEV_MAX_QP;
 
-		if (!engine_qpn_used(dev->eng, DEV_QPN_BASE + slot) &&
+		/* the client's engine's shard only: RX finds the engine from the QPN */
+		if (dev_qpn_engine(dev, DEV_QPN_BASE + slot) == cl->eng &&
+		    !engine_qpn_used(cl->eng, DEV_QPN_BASE + slot) &&
 		    (dev->qpn_held == NULL || !dev->qpn_held(dev->qpn_held_arg, DEV_QPN_BASE + slot)))
 			break;
 	}
@@ -98,7 +100,7 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	ta.sq_sig_all = req->sq_sig_all;
 	ta.pkey = DROCE_DEFAULT_PKEY;
 	memcpy(ta.av.smac, dev->conf.mac, 6);
-	if (droce_tqp_init(&qp->tqp, &ta, qp->swqe, sq_slots, &engine_tr_ops, dev->eng) < 0)
+	if (droce_tqp_init(&qp->tqp, &ta, qp->swqe, sq_slots, &engine_tr_ops, cl->eng) < 0)
 		goto err_swqe;
 	qp->pd = pd;
 	qp->scq = scq;
@@ -113,7 +115,7 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	rcq->refs++;
 	if (srq)
 		srq->refs++;
-	engine_qp_attach(dev->eng, qp);
+	engine_qp_attach(cl->eng, qp);
 
 	rep->qp_handle = qp->o.handle;
 	rep->qp_num = ta.qpn;
@@ -339,7 +341,7 @@ dev_destroy_qp(struct droce_client *cl, uint32_t handle)
 bool
 droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pid)
 {
-	const struct dev_qp *qp = engine_qp_by_qpn(dev->eng, qpn);
+	const struct dev_qp *qp = engine_qp_by_qpn(dev_qpn_engine(dev, qpn), qpn);
 
 	return qp != NULL && !qp->dead && qp->o.cl->cred.pid == pid;
 }

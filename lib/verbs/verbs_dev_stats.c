@@ -36,7 +36,8 @@ droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st)
 	st->qps = dev->nobj[OBJ_QP];
 	st->ahs = dev->nobj[OBJ_AH];
 	st->mcast_groups = droce_mcast_groups(dev->mcast);
-	engine_stats_add(dev->eng, st);
+	for (unsigned int e = 0; e < dev->n_eng; e++)
+		engine_stats_add(dev->eng[e], st);
 }
 
 unsigned int

@@ -20,7 +20,7 @@
 int
 dev_client_wake_open(struct droce_client *cl, int *fd_out)
 {
-	int epfd = cl->dev->conf.wait_epfd;
+	int epfd = cl->dev->conf.wait_epfd[engine_id(cl->eng)];
 	struct epoll_event ev = { .events = EPOLLIN };
 	int fd;
 
@@ -51,7 +51,7 @@ dev_client_wake_close(struct droce_client *cl)
 	if (cl->wake_fd < 0)
 		return;
 	/* the shim holds a copy of the file: leave the set explicitly */
-	epoll_ctl(cl->dev->conf.wait_epfd, EPOLL_CTL_DEL, cl->wake_fd, NULL);
+	epoll_ctl(cl->dev->conf.wait_epfd[engine_id(cl->eng)], EPOLL_CTL_DEL, cl->wake_fd, NULL);
 	close(cl->wake_fd);
 	cl->wake_fd = -1;
 }

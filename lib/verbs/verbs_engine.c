@@ -16,6 +16,7 @@
 
 #include <rte_rcu_qsbr.h>
 
+#include "droce_wire_gid.h"
 #include "verbs_engine_priv.h"
 
 int
@@ -27,6 +28,7 @@ engine_create(struct droce_dev *dev, unsigned int id, struct droce_engine **out)
 		return -ENOMEM;
 	eng->dev = dev;
 	eng->id = id;
+	eng->port_arg = dev->conf.port_arg;
 	eng->qpn = calloc(DEV_MAX_QP, sizeof(*eng->qpn));
 	eng->live = calloc(DEV_MAX_QP, sizeof(*eng->live));
 	eng->active = calloc(DEV_MAX_QP, sizeof(*eng->active));
@@ -59,9 +61,70 @@ engine_destroy(struct droce_engine *eng)
 }
 
 struct droce_engine *
-droce_dev_engine(struct droce_dev *dev)
+droce_dev_engine(struct droce_dev *dev, unsigned int i)
 {
-	return dev->eng;
+	return i < dev->n_eng ? dev->eng[i] : NULL;
+}
+
+unsigned int
+droce_dev_n_engines(const struct droce_dev *dev)
+{
+	return dev->n_eng;
+}
+
+void
+droce_engine_set_port_arg(struct droce_engine *eng, void *arg)
+{
+	eng->port_arg = arg;
+}
+
+/*
+ * The engine with the fewest clients, taken in turn among equals (one
+ * client at a time still spreads over them): a client's QPs all run there.
+ */
+struct droce_engine *
+engine_place_client(struct droce_dev *dev)
+{
+	struct droce_engine *best = NULL;
+	unsigned int k;
+
+	for (k = 0; k < dev->n_eng; k++) {
+		struct droce_engine *e = dev->eng[(dev->next_place + k) % dev->n_eng];
+
+		if (best == NULL || e->n_clients < best->n_clients)
+			best = e;
+	}
+	dev->next_place = best->id + 1;
+	best->n_clients++;
+	return best;
+}
+
+void
+engine_client_gone(struct droce_engine *eng)
+{
+	eng->n_clients--;
+}
+
+unsigned int
+engine_id(const struct droce_engine *eng)
+{
+	return eng->id;
+}
+
+struct droce_engine *
+dev_qpn_engine(const struct droce_dev *dev, uint32_t qpn)
+{
+	return dev->eng[qpn % dev->n_eng];
+}
+
+int
+droce_engine_owner(const struct droce_engine *eng, const struct droce_pkt *pkt)
+{
+	if (pkt->dqpn == 0xffffff && droce_gid_is_mcast(pkt->dgid))
+		return -1;		/* every engine with members: rx_mcast */
+	if (pkt->dqpn == DROCE_GSI_QPN)
+		return 0;
+	return (int)(pkt->dqpn % eng->dev->n_eng);
 }
 
 struct dev_qp *
@@ -114,6 +177,10 @@ engine_stats_add(const struct droce_engine *eng, struct droce_dev_stats *st)
 
 	for (k = 0; k < DROCE_DEV_CNT_COUNT; k++)
 		st->cnt[k] += eng->cnt[k];
+	st->engine_rx[eng->id] = eng->rx_pkts;
+	st->engine_clients[eng->id] = eng->n_clients;
+	if (eng->id + 1 > st->n_engines)
+		st->n_engines = eng->id + 1;
 	for (k = 0; k < DROCE_TQP_CNT_COUNT; k++)
 		st->tqp_cnt[k] += eng->tqp_dead[k];
 	for (i = 0; i < eng->n_live; i++)

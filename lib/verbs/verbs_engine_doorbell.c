@@ -68,7 +68,7 @@ droce_engine_doorbells(struct droce_engine *eng, uint64_t now)
 	unsigned int n, i, total = 0;
 
 	for (cl = eng->dev->clients; cl != NULL; cl = cl->next) {
-		if (cl->db.r == NULL)
+		if (cl->db.r == NULL || cl->eng != eng)
 			continue;
 		n = droce_shm_doorbell_take_view(&cl->db, handles, DROCE_DIM(handles));
 		for (i = 0; i < n; i++) {

@@ -25,7 +25,9 @@ struct engine_loop_frame {
 
 struct droce_engine {
 	struct droce_dev *dev;		/* keys, groups, attributes, port ops: read here */
-	unsigned int id;		/* its thread id in dev->qsbr */
+	unsigned int id;		/* its thread id in dev->qsbr; its QPNs: QPN % n_eng == id */
+	void *port_arg;			/* the port ops' argument for this engine's worker */
+	unsigned int n_clients;		/* placed here (engine_place_client) */
 	struct dev_qp **qpn;		/* its QPN shard: by QPN - DEV_QPN_BASE */
 	/*
 	 * Polls visit only the active QPs (a packet, a doorbell or a timer gave
@@ -41,6 +43,7 @@ struct droce_engine {
 	struct engine_loop_frame *loop;	/* loopback queue, ENG_LOOP_SLOTS */
 	uint32_t loop_head, loop_tail;
 	uint64_t polls;
+	uint64_t rx_pkts;		/* received for its QPs (unicast and multicast) */
 	droce_gsi_rx_fn gsi_rx;		/* QP1's MADs go to the daemon's CM */
 	void *gsi_arg;
 	uint64_t cnt[DROCE_DEV_CNT_COUNT];

@@ -27,12 +27,27 @@ rx_gsi(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *fra
 	eng->gsi_rx(eng->gsi_arg, pkt, frame + pkt->payload_off, pkt->payload_len, now);
 }
 
+/* Another engine's frame: a copy goes to it whole, to be received there. */
 static void
-rx_mcast(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *frame, uint64_t now)
+rx_handoff(struct droce_engine *eng, unsigned int to, const uint8_t *frame, uint32_t len,
+	   bool local_only)
+{
+	const struct droce_dev_port_ops *ops = eng->dev->conf.port_ops;
+
+	if (ops->handoff == NULL || ops->handoff(eng->port_arg, to, frame, len, local_only) < 0)
+		ENG_CNT(eng, RX_HANDOFF_FAIL);
+	else
+		ENG_CNT(eng, RX_HANDOFF);
+}
+
+static void
+rx_mcast(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *frame, uint32_t len,
+	 bool local_only, uint64_t now)
 {
 	void *members[64];
-	unsigned int n, i;
+	unsigned int n, i, e;
 	bool from_us = engine_gid_is_local(eng, pkt->sgid);
+	uint32_t others = 0;	/* engines with members, by bit */
 
 	n = droce_mcast_members(eng->dev->mcast, pkt->dgid, members, DROCE_DIM(members));
 	if (n == 0) {
@@ -42,24 +57,37 @@ rx_mcast(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *f
 	for (i = 0; i < n && i < DROCE_DIM(members); i++) {
 		struct dev_qp *qp = members[i];
 
+		if (qp->eng != eng) {
+			others |= 1u << qp->eng->id;
+			continue;
+		}
 		/* the sender itself, if it asked not to hear its own multicast */
 		if (from_us && pkt->deth.sqpn == qp->tqp.attr.qpn &&
 		    (qp->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB))
 			continue;
 		droce_tqp_rx(&qp->tqp, pkt, frame, now);
 		engine_qp_activate(eng, qp);
+		eng->rx_pkts++;
 	}
+	for (e = 0; !local_only && others != 0; e++, others >>= 1)
+		if (others & 1)
+			rx_handoff(eng, e, frame, len, true);
 }
 
 void
 droce_engine_rx(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *frame,
-		uint64_t now)
+		uint32_t len, bool local_only, uint64_t now)
 {
 	struct dev_qp *qp;
 	uint64_t rx_before;
+	int owner = droce_engine_owner(eng, pkt);
 
-	if (pkt->dqpn == 0xffffff && droce_gid_is_mcast(pkt->dgid)) {
-		rx_mcast(eng, pkt, frame, now);
+	if (owner < 0) {
+		rx_mcast(eng, pkt, frame, len, local_only, now);
+		return;
+	}
+	if ((unsigned int)owner != eng->id) {	/* a loopback frame to another engine's QP */
+		rx_handoff(eng, (unsigned int)owner, frame, len, false);
 		return;
 	}
 	if (pkt->dqpn == DROCE_GSI_QPN) {
@@ -71,6 +99,7 @@ droce_engine_rx(struct droce_engine *eng, const struct droce_pkt *pkt, const uin
 		ENG_CNT(eng, RX_NO_QP);
 		return;
 	}
+	eng->rx_pkts++;
 	rx_before = qp->tqp.cnt[DROCE_TQP_CNT_RX_PKTS];
 	droce_tqp_rx(&qp->tqp, pkt, frame, now);
 	engine_qp_check_comm_est(qp, rx_before);

@@ -26,7 +26,7 @@ droce_engine_poll(struct droce_engine *eng, uint64_t now)
 
 		if (droce_pkt_parse(&pkt, f->data, f->len, f->len) == DROCE_WIRE_OK) {
 			ENG_CNT(eng, RX_LOOPBACK);
-			droce_engine_rx(eng, &pkt, f->data, now);
+			droce_engine_rx(eng, &pkt, f->data, f->len, false, now);
 		}
 		eng->loop_head++;
 		work++;

@@ -71,14 +71,14 @@ engine_xmit(struct droce_engine *eng, struct droce_pkt *pkt, const struct droce_
 		memcpy(pkt->dmac, wire_dmac, 6);	/* the group's MAC on the wire */
 	}
 	if (!mcast && memcmp(pkt->dmac, (uint8_t[6]){ 0 }, 6) == 0) {
-		if (eng->dev->conf.port_ops->resolve(eng->dev->conf.port_arg, pkt->dgid, pkt->dmac) < 0) {
+		if (eng->dev->conf.port_ops->resolve(eng->port_arg, pkt->dgid, pkt->dmac) < 0) {
 			ENG_CNT(eng, TX_NO_NEIGH);
 			return -EAGAIN;
 		}
 		if (cache != NULL)
 			memcpy(cache, pkt->dmac, 6);
 	}
-	if (eng->dev->conf.port_ops->frame_out(eng->dev->conf.port_arg, pkt, iov, n_iov) < 0) {
+	if (eng->dev->conf.port_ops->frame_out(eng->port_arg, pkt, iov, n_iov) < 0) {
 		ENG_CNT(eng, TX_FAIL);
 		return -EIO;
 	}

@@ -22,7 +22,7 @@ droce_engine_sleep(struct droce_engine *eng, bool asleep)
 	struct droce_client *cl;
 
 	for (cl = eng->dev->clients; cl != NULL; cl = cl->next)
-		if (cl->db.r != NULL && cl->wake_fd >= 0)
+		if (cl->eng == eng && cl->db.r != NULL && cl->wake_fd >= 0)
 			droce_shm_engine_sleep(cl->db.r, asleep);
 	if (asleep)
 		droce_shm_sleep_fence();

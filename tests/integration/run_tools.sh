@@ -190,5 +190,38 @@ if [ "$mode" = wait ]; then
 	done
 fi
 
+# --workers N (DROCE_WORKERS): every engine of every daemon carried
+# packets of its own QPs (clients are placed on engines in turn), and
+# hand-offs between workers lost nothing
+if [ "${DROCE_WORKERS:-1}" -gt 1 ]; then
+	sides="A B"
+	[ "$mode" = single ] && sides=A
+	for side in $sides; do
+		eval "ns=\$DROCE_NS_$side"
+		ip netns exec "$ns" "$2/app/ctl/droce-ctl" -p "droce$DROCE_TAG$side" stats \
+			>"$log/stats-$side"
+		e=0
+		while [ $e -lt "$DROCE_WORKERS" ]; do
+			v=$(awk -v n="engine${e}_rx_pkts" '$1 == n { print $2 }' "$log/stats-$side")
+			if [ "${v:-0}" -gt 0 ]; then
+				echo "ok: daemon $side engine $e received $v packets for its QPs"
+			else
+				echo "FAIL: daemon $side engine $e received ${v:-no count of} packets"
+				fail=1
+			fi
+			e=$((e + 1))
+		done
+		for c in RX_HANDOFF_FAIL handoff_dropped; do
+			v=$(awk -v n=$c '$1 == n { print $2 }' "$log/stats-$side")
+			if [ "${v:-x}" = 0 ]; then
+				echo "ok: daemon $side $c 0"
+			else
+				echo "FAIL: daemon $side $c ${v:-missing}"
+				fail=1
+			fi
+		done
+	done
+fi
+
 rm -rf "$log"
 exit $fail

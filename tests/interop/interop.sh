@@ -82,7 +82,7 @@ droced_start() {	# extra droced options
 	: >"$dlog"
 	ip netns exec "$ns" "$build/app/droced/droced" --no-pci --no-huge -m 512 \
 		--file-prefix "$tag" -- --iface rxehost --ip 10.77.0.100/24 \
-		--socket "$sock" --idle sleep "$@" >"$dlog" 2>&1 &
+		--socket "$sock" --idle sleep --workers "${DROCE_WORKERS:-1}" "$@" >"$dlog" 2>&1 &
 	dpid=$!
 	i=0
 	until grep -q '^READY' "$dlog" 2>/dev/null; do

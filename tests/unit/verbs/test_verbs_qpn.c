@@ -298,7 +298,7 @@ START_TEST(ud_send_posted_before_its_ah_is_destroyed_goes_out)
 	h.handle = ar.ah_handle;
 	ck_assert_int_eq(call(DROCE_CTRL_DESTROY_AH, &h, sizeof(h), NULL, NULL), 0);
 	for (i = 0; i < 4; i++)
-		(void)droce_engine_poll(droce_dev_engine(dev), 1000000ull * (uint64_t)(i + 1));
+		(void)droce_engine_poll(droce_dev_engine(dev, 0), 1000000ull * (uint64_t)(i + 1));
 	droce_dev_stats(dev, &st);
 	ck_assert_uint_eq(st.cnt[DROCE_DEV_CNT_BAD_WQE], 0);
 	ck_assert_uint_eq(frames_out, 1);
@@ -351,7 +351,7 @@ START_TEST(deregistered_mr_unmapped_after_a_quiescent_point)
 	droce_dev_reclaim(dev);
 	ck_assert_uint_eq(maps_of(name), 1);	/* the engine has not passed a quiescent point */
 
-	(void)droce_engine_poll(droce_dev_engine(dev), 1000000);
+	(void)droce_engine_poll(droce_dev_engine(dev, 0), 1000000);
 	droce_dev_reclaim(dev);
 	ck_assert_uint_eq(maps_of(name), 0);
 }
