@@ -197,7 +197,8 @@ void droced_port_wire_drops(uint64_t out[DROCE_WIRE_DROP_COUNT]);
 struct droced_roce_counts {
 	uint64_t rx_pkts, rx_bytes;	/* parsed as RoCEv2, handed to the device */
 	uint64_t tx_pkts, tx_bytes;	/* built and queued to the port */
-	uint64_t handoff_drops;		/* received for another worker, its ring full (summed only) */
+	/* summed only: received for another worker's engine, and dropped (its ring full) */
+	uint64_t handoffs, handoff_drops;
 };
 /* All workers (worker 0, while the others are parked). */
 void droced_port_roce_counts(struct droced_roce_counts *out);

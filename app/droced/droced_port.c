@@ -41,7 +41,8 @@ struct port_state {
 	unsigned int n_tx;
 	uint64_t rx_bad[DROCE_WIRE_DROP_COUNT];
 	struct droced_roce_counts roce;
-	uint64_t handoff_drops;		/* frames for another worker whose ring was full */
+	uint64_t handoffs;		/* frames received for another worker's engine */
+	uint64_t handoff_drops;		/* of them, its ring was full */
 	uint64_t next_link_check;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 } __rte_cache_aligned;
@@ -159,6 +160,7 @@ droced_port_roce_counts(struct droced_roce_counts *out)
 
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < DROCE_DIM(states); i++) {
+		out->handoffs += states[i].handoffs;
 		out->handoff_drops += states[i].handoff_drops;
 		out->rx_pkts += states[i].roce.rx_pkts;
 		out->rx_bytes += states[i].roce.rx_bytes;
@@ -256,6 +258,7 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		owner = droce_engine_owner(w->eng, &pkt);
 		if (owner >= 0 && (unsigned int)owner != w->id) {
 			/* it is theirs now */
+			p->handoffs++;
 			if (droced_handoff(w->d, (unsigned int)owner, m, 0) < 0)
 				p->handoff_drops++;
 			continue;

@@ -112,6 +112,7 @@ dev_create_srq(struct droce_client *cl, const struct droce_ctrl_create_srq_req *
 	if (pd == NULL || req->attr.max_wr == 0 || req->attr.max_wr > DEV_MAX_SRQ_WR ||
 	    req->attr.max_sge > DROCE_SHM_MAX_SGE || req->attr.srq_limit > req->attr.max_wr)
 		return EINVAL;
+	(void)dev_client_engine(cl);	/* its doorbells are that engine's to check */
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
 		return ENOMEM;

@@ -212,6 +212,10 @@ void dev_reclaim_fini(struct droce_dev *dev);
 
 /* verbs_dev_wait.c: the client's wake eventfd (fd_out: its copy for the shim) */
 int dev_client_wake_open(struct droce_client *cl, int *fd_out);
+/* its engine's epoll set takes the wake eventfd, once the client is placed */
+void dev_client_wake_join(struct droce_client *cl);
+/* verbs_dev_client.c: the client's engine, placing it first if it has none */
+struct droce_engine *dev_client_engine(struct droce_client *cl);
 void dev_client_wake_close(struct droce_client *cl);
 
 /* verbs_dev_destroy.c */

@@ -28,6 +28,7 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	struct dev_srq *srq = req->srq_handle ? dev_obj_get(cl, req->srq_handle, OBJ_SRQ) : NULL;
 	struct droce_tqp_attr ta;
 	struct ibv_qp_cap cap = req->cap;
+	struct droce_engine *eng;
 	struct dev_qp *qp;
 	uint32_t sq_slots, i;
 	int ret;
@@ -48,6 +49,7 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	if (req->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		return EOPNOTSUPP;
 
+	eng = dev_client_engine(cl);
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return ENOMEM;
@@ -55,8 +57,8 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 		uint32_t slot = (dev->next_qpn + i) % DEV_MAX_QP;
 
 		/* the client's engine's shard only: RX finds the engine from the QPN */
-		if (dev_qpn_engine(dev, DEV_QPN_BASE + slot) == cl->eng &&
-		    !engine_qpn_used(cl->eng, DEV_QPN_BASE + slot) &&
+		if (dev_qpn_engine(dev, DEV_QPN_BASE + slot) == eng &&
+		    !engine_qpn_used(eng, DEV_QPN_BASE + slot) &&
 		    (dev->qpn_held == NULL || !dev->qpn_held(dev->qpn_held_arg, DEV_QPN_BASE + slot)))
 			break;
 	}
@@ -100,7 +102,7 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	ta.sq_sig_all = req->sq_sig_all;
 	ta.pkey = DROCE_DEFAULT_PKEY;
 	memcpy(ta.av.smac, dev->conf.mac, 6);
-	if (droce_tqp_init(&qp->tqp, &ta, qp->swqe, sq_slots, &engine_tr_ops, cl->eng) < 0)
+	if (droce_tqp_init(&qp->tqp, &ta, qp->swqe, sq_slots, &engine_tr_ops, eng) < 0)
 		goto err_swqe;
 	qp->pd = pd;
 	qp->scq = scq;
@@ -115,7 +117,7 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	rcq->refs++;
 	if (srq)
 		srq->refs++;
-	engine_qp_attach(cl->eng, qp);
+	engine_qp_attach(eng, qp);
 
 	rep->qp_handle = qp->o.handle;
 	rep->qp_num = ta.qpn;

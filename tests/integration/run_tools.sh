@@ -211,6 +211,9 @@ if [ "${DROCE_WORKERS:-1}" -gt 1 ]; then
 			fi
 			e=$((e + 1))
 		done
+		# how many arrived on another worker's queue (the kernel's fanout hash decides)
+		awk '$1 == "handoff_frames" || $1 == "RX_HANDOFF" { print "daemon '"$side"': " $1, $2 }' \
+			"$log/stats-$side"
 		for c in RX_HANDOFF_FAIL handoff_dropped; do
 			v=$(awk -v n=$c '$1 == n { print $2 }' "$log/stats-$side")
 			if [ "${v:-x}" = 0 ]; then
