@@ -6,7 +6,7 @@
 # rxe_vm.sh (next to this file) boots the VM on a bridge in namespace
 # $RXE_NETNS (default rxe); droced attaches to the host port rxehost
 # (10.77.0.100), whose kernel keeps ARP and TCP while nftables keeps UDP
-# 4791 away from it.
+# 4791 away from it. DROCE_WORKERS=N runs droced with N workers.
 # Three phases, each with its own droced and capture (doc/interop.md):
 #   base   MTU 1500: Debian's tools, WRITE_WITH_IMM / SEND_WITH_INV
 #          (imm_inv, droce posting also through ibv_wr_*), the traffic
@@ -81,7 +81,8 @@ droced_start() {	# extra droced options
 	# the wait below may already have read the last run's READY
 	: >"$dlog"
 	ip netns exec "$ns" "$build/app/droced/droced" --no-pci --no-huge -m 512 \
-		--file-prefix "$tag" -- --iface rxehost --ip 10.77.0.100/24 \
+		--file-prefix "$tag" $("$top/scripts/lcores-float" "${DROCE_WORKERS:-1}") \
+		-- --iface rxehost --ip 10.77.0.100/24 \
 		--socket "$sock" --idle sleep --workers "${DROCE_WORKERS:-1}" "$@" >"$dlog" 2>&1 &
 	dpid=$!
 	i=0
