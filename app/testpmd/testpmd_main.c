@@ -71,6 +71,13 @@ port_open(const struct tp_opts *o, const char *devargs, struct droce_port **port
 		ret = droce_port_conf_set_mac(&pc, o->mac);
 	pc.mtu = (uint16_t)o->mtu;
 	pc.nb_mbufs = 16383;
+	/*
+	 * Several ports: open them all, then wait for their links together
+	 * (links_wait()). A memif server whose second port is not set up yet
+	 * refuses the client's connection, and the client does not try again.
+	 */
+	if (o->workers > 1)
+		pc.link_wait_ms = 1;
 	if (ret == 0)
 		ret = droce_port_open(&pc, port);
 	if (ret < 0) {
@@ -130,6 +137,24 @@ close_ports(void)
 	}
 }
 
+/* Wait up to 3 s for every port's link (with one port, droce_port_open() did). */
+static void
+links_wait(struct droce_port **ports, unsigned int n)
+{
+	unsigned int i, up = 0;
+	int tries;
+
+	for (tries = 0; tries < 300 && up < n; tries++) {
+		for (i = 0, up = 0; i < n; i++)
+			up += droce_port_link_up(ports[i]);
+		if (up < n)
+			usleep(10000);
+	}
+	for (i = 0; i < n && up < n; i++)
+		if (!droce_port_link_up(ports[i]))
+			fprintf(stderr, "droce-testpmd: worker %u's port: link still down\n", i);
+}
+
 static void
 ports_close(struct droce_port **ports, unsigned int n)
 {
@@ -164,6 +189,8 @@ main(int argc, char **argv)
 			rte_eal_cleanup();
 			return 2;
 		}
+	if (n_ports > 1)
+		links_wait(ports, n_ports);
 	ret = tp_engine_create(&o, ports, &e);
 	if (ret < 0) {
 		fprintf(stderr, "droce-testpmd: %s\n", strerror(-ret));
