@@ -88,6 +88,7 @@ port_open(const struct tp_opts *o, const char *devargs, struct droce_port **port
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", info.mac[0], info.mac[1],
 		 info.mac[2], info.mac[3], info.mac[4], info.mac[5]);
 	printf("port %s (%s): mac %s mtu %u\n", info.name, info.driver, mac, info.mtu);
+	fflush(stdout);	/* a test waits for this line: the port is set up */
 	return 0;
 }
 

@@ -31,6 +31,7 @@ memif="socket=$tmp/memif.sock,socket-abstract=no"
 peer_link="--vdev net_memif0,role=server,$memif -- --port net_memif0"
 gen_link="--vdev net_memif0,role=client,$memif -- --port net_memif0"
 socks=memif.sock
+ready=
 A="--ip 10.0.0.1/24 --mac 02:00:00:00:00:01 --neigh 10.0.0.2=02:00:00:00:00:02 --remote 10.0.0.2"
 B="--ip 10.0.0.2/24 --mac 02:00:00:00:00:02 --neigh 10.0.0.1=02:00:00:00:00:01 --remote 10.0.0.1"
 
@@ -53,6 +54,10 @@ run() {
 	for sock in $socks; do
 		while [ ! -S "$tmp/$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	done
+	# several ports: until the peer has set up the last one (its memif
+	# server refuses a client that comes earlier, and the client gives up)
+	while [ -n "$ready" ] && ! grep -q "$ready" "$tmp/peer" && [ $i -lt 200 ]; do
+		sleep 0.05; i=$((i + 1)); done
 	# the generator halts its poller before the peer is stopped, and stays
 	# open until the peer has exited (memif crashes a poller whose peer
 	# leaves: a fixed 1.5 s was too short for a loaded machine, the peer
@@ -156,6 +161,7 @@ peer_link="--vdev net_memif0,role=server,$memif --vdev net_memif1,role=server,$m
 gen_link="--vdev net_memif0,role=client,$memif --vdev net_memif1,role=client,$m1 --
 	--port net_memif0 --port net_memif1 --workers 2"
 socks="memif.sock memif1.sock"
+ready="^port net_memif1 "
 
 # workers NAME LOG [HANDOFF]: each worker moved messages; HANDOFF "some":
 # frames were handed between them, otherwise none were
