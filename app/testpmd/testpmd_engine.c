@@ -417,20 +417,34 @@ parse_gid(const char *s, uint8_t gid[16])
 	return s != NULL && inet_pton(AF_INET6, s, gid) == 1 ? 0 : -1;
 }
 
-/* Resolve the peer's MAC on @p port (each port has its own neighbour table). */
+/*
+ * Resolve the peer's MAC: every port asks, and polls, until one has the
+ * answer, which the QPs carry. (net_af_packet ports on one interface share
+ * a fanout group: each ARP reply reaches one of them, by a hash.)
+ */
 static int
-resolve_peer(struct tp_engine *e, struct droce_port *port)
+resolve_peer(struct tp_engine *e, struct droce_port *const *ports)
 {
 	uint64_t until = droce_now_ns() + 5ull * 1000 * 1000 * 1000;
 	struct rte_mbuf *junk[BURST];
+	unsigned int w;
 	int ret;
 
-	/* the port answers and learns from what it receives: poll while waiting */
-	while ((ret = droce_port_resolve(port, e->av.dgid, e->av.dmac)) == -EAGAIN &&
-	       droce_now_ns() < until) {
-		uint16_t n = droce_port_rx_burst(port, junk, BURST);
+	for (;;) {
+		bool pending = false;
 
-		rte_pktmbuf_free_bulk(junk, n);
+		/* done when one port knows, or none is still asking */
+		for (w = 0, ret = -EAGAIN; w < e->n_workers; w++) {
+			ret = droce_port_resolve(ports[w], e->av.dgid, e->av.dmac);
+			if (ret == 0)
+				break;
+			pending |= ret == -EAGAIN;
+		}
+		if (ret == 0 || !pending || droce_now_ns() >= until)
+			break;
+		/* the ports answer and learn from what they receive */
+		for (w = 0; w < e->n_workers; w++)
+			rte_pktmbuf_free_bulk(junk, droce_port_rx_burst(ports[w], junk, BURST));
 		usleep(1000);
 	}
 	if (ret < 0)
@@ -563,13 +577,9 @@ tp_engine_create(const struct tp_opts *o, struct droce_port *const *ports, struc
 		}
 		e->av.ipv6 = !droce_gid_is_ipv4(e->av.dgid);
 		e->av.hop_limit = 64;
-		/* every port learns the peer; worker 0's answer is the QPs' */
-		for (w = e->n_workers; w-- > 0;) {
-			ret = resolve_peer(e, ports[w]);
-			if (ret < 0)
-				goto fail;
-		}
-		ret = qps_create(e);
+		ret = resolve_peer(e, ports);
+		if (ret == 0)
+			ret = qps_create(e);
 		if (ret < 0)
 			goto fail;
 		for (w = 0; w < e->n_workers; w++)
