@@ -65,6 +65,11 @@ struct tp_engine;
 struct tp_worker {
 	struct tp_engine *e;		/* shared, read-only while running */
 	unsigned int id;
+	unsigned int n_workers;
+	/* the memory region, copied here: read on every packet */
+	uint8_t *mem;
+	uint64_t mem_len;
+	uint32_t key;
 	struct droce_port *port;
 	struct rte_ring *handoff;	/* frames other workers received for our QPs */
 	uint32_t *active;		/* QP indices */
@@ -140,11 +145,11 @@ cnt_add(struct tp_worker *w, enum tp_counter c, uint64_t n)
 			      memory_order_relaxed);
 }
 
-/* The worker that owns QP @p idx. */
+/* The worker that owns QP @p idx (no division for one worker). */
 static inline unsigned int
-owner_of(const struct tp_engine *e, uint32_t idx)
+owner_of(unsigned int n_workers, uint32_t idx)
 {
-	return idx % e->n_workers;
+	return n_workers == 1 ? 0 : idx % n_workers;
 }
 
 /* Worker @p w's share of @p total: the first total mod N get one more. */
@@ -248,15 +253,15 @@ static enum droce_mem_err
 ops_mem_resolve(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, uint32_t len,
 		uint32_t access, uint8_t **host)
 {
-	struct tp_engine *e = ((struct tp_worker *)ctx)->e;
+	const struct tp_worker *w = ctx;
 
 	(void)t;
 	(void)access;		/* the one region grants everything */
-	if (key != e->o.key)
+	if (key != w->key)
 		return DROCE_MEM_BAD_KEY;
-	if (va > e->mem_len || len > e->mem_len - va)
+	if (va > w->mem_len || len > w->mem_len - va)
 		return DROCE_MEM_RANGE;
-	*host = e->mem + va;
+	*host = w->mem + va;
 	return DROCE_MEM_OK;
 }
 
@@ -487,7 +492,7 @@ qps_create(struct tp_engine *e)
 
 		/* the transport calls back its owner: counters and frames are the worker's */
 		if (droce_tqp_init(&qp->tqp, &a, e->sq_mem + (size_t)i * e->sq_size, e->sq_size,
-				   &tp_ops, e->w[owner_of(e, i)]) < 0)
+				   &tp_ops, e->w[owner_of(e->n_workers, i)]) < 0)
 			return -EINVAL;
 		qp->tqp.owner = qp;
 		qp->tqp.comp.retry_left = a.retry_cnt;
@@ -522,6 +527,10 @@ worker_create(struct tp_engine *e, unsigned int id, struct droce_port *port)
 	e->w[id] = w;
 	w->e = e;
 	w->id = id;
+	w->n_workers = e->n_workers;
+	w->mem = e->mem;
+	w->mem_len = e->mem_len;
+	w->key = e->o.key;
 	w->port = port;
 	w->lcore = RTE_MAX_LCORE;
 	/* its QPs: indices id, id + N, ... */
@@ -626,7 +635,7 @@ tp_engine_destroy(struct tp_engine *e)
  * if its ring is full (the frame is then the caller's to free: a loss the
  * transport recovers from).
  */
-static bool
+static __rte_noinline bool
 handoff(struct tp_worker *w, unsigned int to, struct rte_mbuf *m)
 {
 	if (rte_ring_mp_enqueue(w->e->w[to]->handoff, m) == 0) {
@@ -644,7 +653,7 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 {
 	struct tp_engine *e = w->e;
 	uint64_t ok = 0, no_qp = 0;
-	uint16_t i, n_free = 0;
+	uint16_t i, handed = 0;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -662,28 +671,46 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 					      memory_order_relaxed);
 		} else if (e->qps != NULL &&
 			   (idx = (pkt.dqpn - e->o.qpn_base) & DROCE_24BIT_MASK) < e->o.qps) {
-			unsigned int to = owner_of(e, idx);
+			unsigned int to = owner_of(w->n_workers, idx);
 
-			if (to != w->id && handoff(w, to, m))
-				continue;	/* the owner frees it */
-			if (to == w->id) {
+			if (likely(to == w->id)) {
 				ok++;
 				droce_tqp_rx(&e->qps[idx].tqp, &pkt, frame, now);
 				activate(w, &e->qps[idx]);
+			} else if (handoff(w, to, m)) {
+				pkts[i] = NULL;	/* the owner frees it */
+				handed++;
 			}
 		} else {
 			ok++;
 			no_qp += e->qps != NULL;	/* raw mode has no QPs: just checks */
 		}
-		pkts[n_free++] = m;
 	}
-	if (n_free > 0)
-		rte_pktmbuf_free_bulk(pkts, n_free);	/* one pool access for the burst */
+	if (unlikely(handed > 0)) {	/* keep only what is still ours */
+		uint16_t k = 0;
+
+		for (i = 0; i < n; i++)
+			if (pkts[i] != NULL)
+				pkts[k++] = pkts[i];
+		rte_pktmbuf_free_bulk(pkts, k);
+	} else if (n > 0) {
+		rte_pktmbuf_free_bulk(pkts, n);	/* one pool access for the burst */
+	}
 	if (n > 0) {
 		cnt_add(w, TP_CNT_RX_OK, ok);
 		cnt_add(w, TP_CNT_RX_NO_QP, no_qp);
 		*work += n;
 	}
+}
+
+/* Frames other workers handed us: off the hot path of rx_burst(). */
+static __rte_noinline void
+rx_handed(struct tp_worker *w, uint64_t now, unsigned int *work)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint16_t n = (uint16_t)rte_ring_sc_dequeue_burst(w->handoff, (void **)pkts, BURST, NULL);
+
+	rx_frames(w, pkts, n, now, work);
 }
 
 static void
@@ -696,10 +723,8 @@ rx_burst(struct tp_worker *w, uint64_t now, unsigned int *work)
 		cnt_add(w, TP_CNT_RX_FRAMES, n);
 	rx_frames(w, pkts, n, now, work);
 	/* what other workers received for us (none where the link keeps queues apart) */
-	if (w->e->n_workers > 1 && !rte_ring_empty(w->handoff)) {
-		n = (uint16_t)rte_ring_sc_dequeue_burst(w->handoff, (void **)pkts, BURST, NULL);
-		rx_frames(w, pkts, n, now, work);
-	}
+	if (w->n_workers > 1 && !rte_ring_empty(w->handoff))
+		rx_handed(w, now, work);
 }
 
 /* Messages posted since start (the worker's own field: a relaxed load). */
