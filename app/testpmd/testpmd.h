@@ -6,8 +6,9 @@
 
 /*
  * droce-testpmd: droce's transports straight on a DPDK port, no daemon and
- * no shim. One worker thread runs the engine (testpmd_engine.c); the main
- * thread reads commands (testpmd_cmd.c) and prints progress.
+ * no shim. N workers (--workers) each run their own instance of the engine
+ * (testpmd_engine.c) on their own port; the main thread reads commands
+ * (testpmd_cmd.c) and prints progress.
  */
 
 #include <signal.h>
@@ -32,10 +33,15 @@ enum tp_mode {
 	TP_MODE_COUNT
 };
 
+/* Workers at most: one port each (the port layer opens one queue per port). */
+#define TP_MAX_WORKERS	16
+
 struct tp_opts {
 	/* port */
 	const char *iface;		/* --iface NAME */
-	const char *port;		/* --port DEVARGS */
+	const char *port[TP_MAX_WORKERS];	/* --port DEVARGS, one per worker */
+	unsigned int n_port;
+	unsigned int workers;		/* --workers N */
 	const char *ip[4];		/* --ip ADDR/PFX */
 	unsigned int n_ip;
 	const char *neigh[8];		/* --neigh IP=MAC */
@@ -82,7 +88,9 @@ struct tp_opts {
 	C(TX_FULL,     "frames dropped: the port's queue stayed full") \
 	C(RX_FRAMES,   "RoCEv2 frames received") \
 	C(RX_OK,       "frames that parsed and passed the ICRC") \
-	C(RX_NO_QP,    "frames for a QPN we do not have")
+	C(RX_NO_QP,    "frames for a QPN we do not have") \
+	C(HANDOFF,     "frames for another worker's QP, handed to it") \
+	C(HANDOFF_FULL, "frames for another worker's QP dropped: its hand-off ring was full")
 
 enum tp_counter {
 #define C(sym, desc) TP_CNT_##sym,
@@ -93,13 +101,15 @@ enum tp_counter {
 
 struct tp_engine;
 
-/* Engine life cycle (main thread). */
-int tp_engine_create(const struct tp_opts *o, struct droce_port *port, struct tp_engine **out);
+/* Engine life cycle (main thread): worker i polls ports[i], o->workers of them. */
+int tp_engine_create(const struct tp_opts *o, struct droce_port *const *ports,
+		     struct tp_engine **out);
 void tp_engine_destroy(struct tp_engine *e);
 /*
- * Run the poll loop on the first worker lcore, or on a thread when EAL has
- * one lcore. tp_engine_halt() ends it and waits: a memif peer must not be
- * closed while either side still polls (DPDK 22.11's memif crashes).
+ * Run the workers' poll loops, worker i on the i-th worker lcore, or on a
+ * thread when EAL has fewer. tp_engine_halt() ends them and waits: a memif
+ * peer must not be closed while either side still polls (DPDK 22.11's
+ * memif crashes).
  */
 int tp_engine_launch(struct tp_engine *e);
 void tp_engine_halt(struct tp_engine *e);
@@ -119,11 +129,15 @@ struct tp_snapshot {
 	uint64_t atomic_word;			/* our memory's first 8 bytes */
 	uint64_t outstanding;
 	uint64_t run_posted;			/* messages posted since the last start */
+	unsigned int workers;
+	uint64_t wcnt[TP_MAX_WORKERS][TP_CNT_COUNT];	/* each worker's own */
 };
 void tp_engine_snapshot(struct tp_engine *e, struct tp_snapshot *s);
 /* Bytes of memory one QP costs here. */
 uint64_t tp_engine_qp_bytes(const struct tp_engine *e);
 const struct tp_opts *tp_engine_opts(const struct tp_engine *e);
+/* Worker @p w's port. */
+struct droce_port *tp_engine_port(const struct tp_engine *e, unsigned int w);
 const char *tp_mode_name(enum tp_mode m);
 extern const char *const tp_counter_name[TP_CNT_COUNT];
 
@@ -134,8 +148,8 @@ int tp_opts_parse(struct tp_opts *o, int argc, char **argv);
 extern volatile sig_atomic_t tp_interrupted;
 
 /* Commands (testpmd_cmd.c): run a ';'-separated list or a file or the prompt. */
-int tp_cmd_run_list(struct tp_engine *e, struct droce_port *port, const char *list);
-int tp_cmd_run_file(struct tp_engine *e, struct droce_port *port, const char *path);
-int tp_cmd_interactive(struct tp_engine *e, struct droce_port *port);
+int tp_cmd_run_list(struct tp_engine *e, const char *list);
+int tp_cmd_run_file(struct tp_engine *e, const char *path);
+int tp_cmd_interactive(struct tp_engine *e);
 
 #endif /* DROCE_TESTPMD_H */

@@ -20,7 +20,6 @@
 
 struct cmd_state {
 	struct tp_engine *e;
-	struct droce_port *port;
 	struct tp_snapshot run0;	/* at start */
 	struct tp_snapshot base;	/* at clear stats; zero before */
 	struct tp_snapshot last;	/* at the last progress line */
@@ -125,8 +124,11 @@ static void
 show_stats(struct cmd_state *st)
 {
 	const struct tp_opts *o = tp_engine_opts(st->e);
+	static const enum tp_counter per_worker[] = {
+		TP_CNT_MSGS, TP_CNT_POSTED, TP_CNT_RX_FRAMES, TP_CNT_TX_FRAMES, TP_CNT_HANDOFF,
+	};
 	struct tp_snapshot s;
-	unsigned int c;
+	unsigned int c, w;
 
 	tp_engine_snapshot(st->e, &s);
 	printf("---- droce-testpmd stats: mode %s, %u QP%s, size %u, depth %u ----\n",
@@ -141,18 +143,24 @@ show_stats(struct cmd_state *st)
 		if (s.wire_drop[c] != st->base.wire_drop[c])
 			printf("  drop %-12s %" PRIu64 "\n", droce_wire_drop_name(c),
 			       s.wire_drop[c] - st->base.wire_drop[c]);
+	/* each worker's share, when there are several: did each one carry traffic? */
+	for (w = 0; s.workers > 1 && w < s.workers; w++)
+		for (c = 0; c < DROCE_DIM(per_worker); c++)
+			printf("  worker%u.%-8s %" PRIu64 "\n", w, tp_counter_name[per_worker[c]],
+			       s.wcnt[w][per_worker[c]] - st->base.wcnt[w][per_worker[c]]);
 	printf("  atomic-word  %" PRIu64 "\n", s.atomic_word);
 	printf("  qp-bytes     %" PRIu64 "\n", tp_engine_qp_bytes(st->e));
 }
 
+/* One port's statistics (worker @p w's), as dpdk-testpmd prints them. */
 static void
-show_port_stats(struct cmd_state *st)
+show_port_stats(struct cmd_state *st, unsigned int w)
 {
 	struct droce_port_stats ps;
 	unsigned int c;
 
-	droce_port_stats(st->port, &ps);
-	printf("  ######################## port statistics ########################\n");
+	droce_port_stats(tp_engine_port(st->e, w), &ps);
+	printf("  ################### port statistics (worker %u) ##################\n", w);
 	printf("  RX-packets: %-12" PRIu64 " RX-missed: %-10" PRIu64 " RX-bytes: %" PRIu64 "\n",
 	       ps.eth.ipackets, ps.eth.imissed, ps.eth.ibytes);
 	printf("  RX-errors:  %-12" PRIu64 " RX-nombuf: %" PRIu64 "\n", ps.eth.ierrors,
@@ -199,7 +207,10 @@ run_one(struct cmd_state *st, char *line)
 		show_stats(st);
 	} else if (strcmp(argv[0], "show") == 0 && argc == 3 && strcmp(argv[1], "port") == 0 &&
 		   strcmp(argv[2], "stats") == 0) {
-		show_port_stats(st);
+		unsigned int w;
+
+		for (w = 0; w < tp_engine_opts(st->e)->workers; w++)
+			show_port_stats(st, w);
 	} else if (strcmp(argv[0], "clear") == 0 && argc == 2 && strcmp(argv[1], "stats") == 0) {
 		tp_engine_snapshot(st->e, &st->base);
 	} else if (strcmp(argv[0], "set") == 0 && argc == 3) {
@@ -227,13 +238,12 @@ run_one(struct cmd_state *st, char *line)
 }
 
 static struct cmd_state *
-state(struct tp_engine *e, struct droce_port *port)
+state(struct tp_engine *e)
 {
 	static struct cmd_state st;
 
 	if (st.e == NULL) {
 		st.e = e;
-		st.port = port;
 		/* base stays zero: the worker may have served frames already */
 		tp_engine_snapshot(e, &st.run0);
 		st.last = st.run0;
@@ -242,9 +252,9 @@ state(struct tp_engine *e, struct droce_port *port)
 }
 
 int
-tp_cmd_run_list(struct tp_engine *e, struct droce_port *port, const char *list)
+tp_cmd_run_list(struct tp_engine *e, const char *list)
 {
-	struct cmd_state *st = state(e, port);
+	struct cmd_state *st = state(e);
 	char *copy = strdup(list), *save = NULL, *c;
 	int ret = 0;
 
@@ -255,9 +265,9 @@ tp_cmd_run_list(struct tp_engine *e, struct droce_port *port, const char *list)
 }
 
 int
-tp_cmd_run_file(struct tp_engine *e, struct droce_port *port, const char *path)
+tp_cmd_run_file(struct tp_engine *e, const char *path)
 {
-	struct cmd_state *st = state(e, port);
+	struct cmd_state *st = state(e);
 	FILE *f = fopen(path, "r");
 	char line[256];
 	int ret = 0;
@@ -273,9 +283,9 @@ tp_cmd_run_file(struct tp_engine *e, struct droce_port *port, const char *path)
 }
 
 int
-tp_cmd_interactive(struct tp_engine *e, struct droce_port *port)
+tp_cmd_interactive(struct tp_engine *e)
 {
-	struct cmd_state *st = state(e, port);
+	struct cmd_state *st = state(e);
 	char line[256];
 
 	while (!st->quit && !tp_interrupted) {

@@ -14,6 +14,16 @@
  * whole buffer, so SEND streams never meet RNR. QP i has QPN qpn_base + i
  * and talks to the peer's remote_qpn + i.
  *
+ * Workers (--workers N): QP i belongs to worker i mod N for its life, and
+ * each worker polls its own port, holds its QPs' state, active list,
+ * timers, TX backlog and counters: nothing on the hot path is written by
+ * two threads. --count and --rate are shared out between the workers. The
+ * link decides which worker a frame reaches: where it keeps each worker's
+ * traffic apart (a net_ring or net_memif per worker, QPNs of the same
+ * index on both sides), every frame lands on its QP's worker; one that
+ * does not is handed to the owner through the owner's hand-off ring
+ * (several producers, one consumer) and counted (HANDOFF).
+ *
  * Only QPs on the active list are polled, so thousands of idle QPs cost
  * nothing per pass: a QP joins the list when a packet or a completion
  * gives it something to do and leaves it when it has nothing left.
@@ -26,10 +36,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "testpmd.h"
 
@@ -43,21 +55,27 @@ struct tp_qp {
 	uint32_t outstanding;		/* messages posted, not completed */
 	uint64_t seq;			/* messages posted */
 	bool active;			/* on the active list */
-};
+} __rte_cache_aligned;			/* QPs of two workers share no line */
 
-struct tp_engine {
-	struct tp_opts o;
-	struct droce_port *port;
-	struct droce_port_info info;
+#define HANDOFF_RING	1024		/* frames waiting for their worker */
+
+struct tp_engine;
+
+/* One worker: its port, its QPs' lists, its frames, its counters. */
+struct tp_worker {
+	struct tp_engine *e;		/* shared, read-only while running */
+	unsigned int id;
+	unsigned int n_workers;
+	/* the memory region, copied here: read on every packet */
 	uint8_t *mem;
 	uint64_t mem_len;
-	struct tp_qp *qps;
-	struct droce_tqp_swqe *sq_mem;
-	uint32_t sq_size;
+	uint32_t key;
+	struct droce_port *port;
+	struct rte_ring *handoff;	/* frames other workers received for our QPs */
 	uint32_t *active;		/* QP indices */
 	uint32_t n_active;
-	bool generator;
-	struct droce_av av;		/* to the peer */
+	uint64_t count;			/* our share of --count */
+	uint64_t rate;			/* ... and of --rate */
 	struct droce_send_wqe tmpl;	/* what every posted message starts from */
 
 	/*
@@ -70,18 +88,32 @@ struct tp_engine {
 	unsigned int n_tx;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 
-	atomic_bool quit;
 	bool launched;
 	unsigned int lcore;		/* RTE_MAX_LCORE: on a thread */
 	pthread_t thread;
-	atomic_bool want_run;		/* set by the main thread */
-	atomic_bool running;		/* the worker's answer */
+	atomic_bool running;		/* the worker's answer to want_run */
 	uint64_t run_start;		/* worker: when start took effect */
 	_Atomic uint64_t posted_at_start;
 	uint64_t next_timer;
 
 	_Atomic uint64_t cnt[TP_CNT_COUNT];
 	_Atomic uint64_t wire_drop[DROCE_WIRE_DROP_COUNT];
+} __rte_cache_aligned;
+
+struct tp_engine {
+	struct tp_opts o;
+	struct droce_port_info info;	/* worker 0's port: MAC, MTU, addresses */
+	uint8_t *mem;
+	uint64_t mem_len;
+	struct tp_qp *qps;		/* QP i: worker i mod N's alone */
+	struct droce_tqp_swqe *sq_mem;
+	uint32_t sq_size;
+	bool generator;
+	struct droce_av av;		/* to the peer */
+	unsigned int n_workers;
+	struct tp_worker *w[TP_MAX_WORKERS];
+	atomic_bool quit;
+	atomic_bool want_run;		/* set by the main thread */
 };
 
 #define PATTERN_PERIOD	251		/* prime: no power-of-two stride repeats it */
@@ -105,20 +137,34 @@ tp_mode_name(enum tp_mode m)
 	return m < TP_MODE_COUNT ? mode_names[m] : "?";
 }
 
-/* Single writer: a plain add, no locked instruction, readers see it whole. */
+/* Single writer (the worker): a plain add, no locked instruction, readers see it whole. */
 static inline void
-cnt_add(struct tp_engine *e, enum tp_counter c, uint64_t n)
+cnt_add(struct tp_worker *w, enum tp_counter c, uint64_t n)
 {
-	atomic_store_explicit(&e->cnt[c], atomic_load_explicit(&e->cnt[c], memory_order_relaxed) + n,
+	atomic_store_explicit(&w->cnt[c], atomic_load_explicit(&w->cnt[c], memory_order_relaxed) + n,
 			      memory_order_relaxed);
 }
 
+/* The worker that owns QP @p idx (no division for one worker). */
+static inline unsigned int
+owner_of(unsigned int n_workers, uint32_t idx)
+{
+	return n_workers == 1 ? 0 : idx % n_workers;
+}
+
+/* Worker @p w's share of @p total: the first total mod N get one more. */
+static uint64_t
+share_of(const struct tp_engine *e, uint64_t total, unsigned int w)
+{
+	return total / e->n_workers + (w < total % e->n_workers);
+}
+
 static inline void
-activate(struct tp_engine *e, struct tp_qp *qp)
+activate(struct tp_worker *w, struct tp_qp *qp)
 {
 	if (!qp->active) {
 		qp->active = true;
-		e->active[e->n_active++] = (uint32_t)(qp - e->qps);
+		w->active[w->n_active++] = (uint32_t)(qp - w->e->qps);
 	}
 }
 
@@ -207,15 +253,15 @@ static enum droce_mem_err
 ops_mem_resolve(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, uint32_t len,
 		uint32_t access, uint8_t **host)
 {
-	struct tp_engine *e = ctx;
+	const struct tp_worker *w = ctx;
 
 	(void)t;
 	(void)access;		/* the one region grants everything */
-	if (key != e->o.key)
+	if (key != w->key)
 		return DROCE_MEM_BAD_KEY;
-	if (va > e->mem_len || len > e->mem_len - va)
+	if (va > w->mem_len || len > w->mem_len - va)
 		return DROCE_MEM_RANGE;
-	*host = e->mem + va;
+	*host = w->mem + va;
 	return DROCE_MEM_OK;
 }
 
@@ -232,7 +278,7 @@ ops_mem_invalidate(void *ctx, struct droce_tqp *t, uint32_t rkey, bool remote)
 static int
 ops_recv_get(void *ctx, struct droce_tqp *t, struct droce_recv_wqe *w)
 {
-	struct tp_engine *e = ctx;
+	struct tp_engine *e = ((struct tp_worker *)ctx)->e;
 
 	(void)t;
 	w->wr_id = 0;
@@ -246,75 +292,76 @@ ops_recv_get(void *ctx, struct droce_tqp *t, struct droce_recv_wqe *w)
 static int
 ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c)
 {
-	struct tp_engine *e = ctx;
+	struct tp_worker *w = ctx;
+	struct tp_engine *e = w->e;
 	struct tp_qp *qp = t->owner;
 
 	if (c->status != IBV_WC_SUCCESS) {
-		cnt_add(e, TP_CNT_ERRORS, 1);
+		cnt_add(w, TP_CNT_ERRORS, 1);
 	} else {
 		/* a requester's WRITE/SEND completion carries no byte count */
 		bool counted = recv || c->opcode == IBV_WC_RDMA_READ ||
 			       c->opcode == IBV_WC_FETCH_ADD || c->opcode == IBV_WC_COMP_SWAP;
 
-		cnt_add(e, TP_CNT_MSGS, 1);
-		cnt_add(e, TP_CNT_BYTES, counted ? c->byte_len : e->tmpl.length);
+		cnt_add(w, TP_CNT_MSGS, 1);
+		cnt_add(w, TP_CNT_BYTES, counted ? c->byte_len : w->tmpl.length);
 		if (e->o.check && !recv && !result_ok(e, (uint32_t)(qp - e->qps), c->wr_id, c->opcode))
-			cnt_add(e, TP_CNT_BAD_DATA, 1);
+			cnt_add(w, TP_CNT_BAD_DATA, 1);
 	}
 	if (!recv && qp->outstanding > 0) {
 		qp->outstanding--;
-		activate(e, qp);
+		activate(w, qp);
 	}
 	return 0;
 }
 
 /* Hand the PMD what it takes; keep the rest in order. */
 static void
-tx_flush(struct tp_engine *e)
+tx_flush(struct tp_worker *w)
 {
 	uint16_t sent;
 
-	if (e->n_tx == 0)
+	if (w->n_tx == 0)
 		return;
-	sent = droce_port_tx_try(e->port, e->tx, (uint16_t)DROCE_MIN(e->n_tx, UINT16_MAX));
-	cnt_add(e, TP_CNT_TX_FRAMES, sent);
-	if (sent < e->n_tx)
-		memmove(e->tx, e->tx + sent, (e->n_tx - sent) * sizeof(e->tx[0]));
-	e->n_tx -= sent;
+	sent = droce_port_tx_try(w->port, w->tx, (uint16_t)DROCE_MIN(w->n_tx, UINT16_MAX));
+	cnt_add(w, TP_CNT_TX_FRAMES, sent);
+	if (sent < w->n_tx)
+		memmove(w->tx, w->tx + sent, (w->n_tx - sent) * sizeof(w->tx[0]));
+	w->n_tx -= sent;
 }
 
 static void
 ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
 	 unsigned int n_iov)
 {
-	struct tp_engine *e = ctx;
-	struct rte_mbuf *m = droce_port_alloc(e->port);
+	struct tp_worker *w = ctx;
+	struct rte_mbuf *m = droce_port_alloc(w->port);
 	int len;
 
 	(void)t;
 	if (m == NULL) {
-		cnt_add(e, TP_CNT_TX_NOMBUF, 1);
+		cnt_add(w, TP_CNT_TX_NOMBUF, 1);
 		return;		/* the transport recovers as from a loss */
 	}
 	len = droce_tqp_frame_build(pkt, iov, n_iov, rte_pktmbuf_mtod(m, uint8_t *),
 				    rte_pktmbuf_tailroom(m));
 	if (len < 0) {
 		rte_pktmbuf_free(m);
-		cnt_add(e, TP_CNT_TX_NOMBUF, 1);
+		cnt_add(w, TP_CNT_TX_NOMBUF, 1);
 		return;
 	}
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
-	if (e->n_tx == TX_BACKLOG)
-		tx_flush(e);
-	if (e->n_tx == TX_BACKLOG) {	/* still full: only now a loss */
+	if (w->n_tx == TX_BACKLOG)
+		tx_flush(w);
+	if (w->n_tx == TX_BACKLOG) {	/* still full: only now a loss */
 		rte_pktmbuf_free(m);
-		cnt_add(e, TP_CNT_TX_FULL, 1);
+		cnt_add(w, TP_CNT_TX_FULL, 1);
 		return;
 	}
-	e->tx[e->n_tx++] = m;
-	if (e->n_tx % BURST == 0)
-		tx_flush(e);		/* keep the PMD fed during a long pass */
+	w->tx[w->n_tx++] = m;
+	if (w->n_tx % BURST == 0)
+		tx_flush(w);		/* keep the PMD fed during a long pass */
 }
 
 static void
@@ -336,11 +383,11 @@ static const struct droce_tr_ops tp_ops = {
 
 /* ---- set-up ---- */
 
-/* The WQE every message starts from; post_one() fills in the addresses. */
+/* The WQE every message of worker @p wk starts from; post_one() fills in the addresses. */
 static void
-template_init(struct tp_engine *e)
+template_init(struct tp_engine *e, struct tp_worker *wk)
 {
-	struct droce_send_wqe *w = &e->tmpl;
+	struct droce_send_wqe *w = &wk->tmpl;
 	static const uint32_t opcode[TP_MODE_COUNT] = {
 		[TP_WRITE] = IBV_WR_RDMA_WRITE, [TP_SEND] = IBV_WR_SEND,
 		[TP_READ] = IBV_WR_RDMA_READ, [TP_FADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
@@ -375,19 +422,34 @@ parse_gid(const char *s, uint8_t gid[16])
 	return s != NULL && inet_pton(AF_INET6, s, gid) == 1 ? 0 : -1;
 }
 
+/*
+ * Resolve the peer's MAC: every port asks, and polls, until one has the
+ * answer, which the QPs carry. (net_af_packet ports on one interface share
+ * a fanout group: each ARP reply reaches one of them, by a hash.)
+ */
 static int
-resolve_peer(struct tp_engine *e)
+resolve_peer(struct tp_engine *e, struct droce_port *const *ports)
 {
 	uint64_t until = droce_now_ns() + 5ull * 1000 * 1000 * 1000;
 	struct rte_mbuf *junk[BURST];
+	unsigned int w;
 	int ret;
 
-	/* the port answers and learns from what it receives: poll while waiting */
-	while ((ret = droce_port_resolve(e->port, e->av.dgid, e->av.dmac)) == -EAGAIN &&
-	       droce_now_ns() < until) {
-		uint16_t n = droce_port_rx_burst(e->port, junk, BURST);
+	for (;;) {
+		bool pending = false;
 
-		rte_pktmbuf_free_bulk(junk, n);
+		/* done when one port knows, or none is still asking */
+		for (w = 0, ret = -EAGAIN; w < e->n_workers; w++) {
+			ret = droce_port_resolve(ports[w], e->av.dgid, e->av.dmac);
+			if (ret == 0)
+				break;
+			pending |= ret == -EAGAIN;
+		}
+		if (ret == 0 || !pending || droce_now_ns() >= until)
+			break;
+		/* the ports answer and learn from what they receive */
+		for (w = 0; w < e->n_workers; w++)
+			rte_pktmbuf_free_bulk(junk, droce_port_rx_burst(ports[w], junk, BURST));
 		usleep(1000);
 	}
 	if (ret < 0)
@@ -404,11 +466,11 @@ qps_create(struct tp_engine *e)
 	uint32_t i;
 
 	e->sq_size = droce_pow2_at_least(o->depth);
-	e->qps = calloc(o->qps, sizeof(*e->qps));
+	e->qps = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)o->qps * sizeof(*e->qps));
 	e->sq_mem = calloc((size_t)o->qps * e->sq_size, sizeof(*e->sq_mem));
-	e->active = calloc(o->qps, sizeof(*e->active));
-	if (e->qps == NULL || e->sq_mem == NULL || e->active == NULL)
+	if (e->qps == NULL || e->sq_mem == NULL)
 		return -ENOMEM;
+	memset(e->qps, 0, (size_t)o->qps * sizeof(*e->qps));
 	for (i = 0; i < o->qps; i++) {
 		struct tp_qp *qp = &e->qps[i];
 		struct droce_tqp_attr a = {
@@ -428,8 +490,9 @@ qps_create(struct tp_engine *e)
 			.av = e->av,
 		};
 
+		/* the transport calls back its owner: counters and frames are the worker's */
 		if (droce_tqp_init(&qp->tqp, &a, e->sq_mem + (size_t)i * e->sq_size, e->sq_size,
-				   &tp_ops, e) < 0)
+				   &tp_ops, e->w[owner_of(e->n_workers, i)]) < 0)
 			return -EINVAL;
 		qp->tqp.owner = qp;
 		qp->tqp.comp.retry_left = a.retry_cnt;
@@ -441,18 +504,57 @@ qps_create(struct tp_engine *e)
 	return 0;
 }
 
+/* --count and --rate shared out between the workers (main thread, stopped). */
+static void
+shares_set(struct tp_engine *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->n_workers; i++) {
+		e->w[i]->count = share_of(e, e->o.count, i);
+		e->w[i]->rate = share_of(e, e->o.rate, i);
+	}
+}
+
+static int
+worker_create(struct tp_engine *e, unsigned int id, struct droce_port *port)
+{
+	struct tp_worker *w = rte_zmalloc("droce-testpmd-worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
+	char name[RTE_RING_NAMESIZE];
+
+	if (w == NULL)
+		return -ENOMEM;
+	e->w[id] = w;
+	w->e = e;
+	w->id = id;
+	w->n_workers = e->n_workers;
+	w->mem = e->mem;
+	w->mem_len = e->mem_len;
+	w->key = e->o.key;
+	w->port = port;
+	w->lcore = RTE_MAX_LCORE;
+	/* its QPs: indices id, id + N, ... */
+	w->active = calloc(e->o.qps / e->n_workers + 1, sizeof(*w->active));
+	snprintf(name, sizeof(name), "tp_handoff_%u", id);
+	w->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (w->active == NULL || w->handoff == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
 int
-tp_engine_create(const struct tp_opts *o, struct droce_port *port, struct tp_engine **out)
+tp_engine_create(const struct tp_opts *o, struct droce_port *const *ports, struct tp_engine **out)
 {
 	struct tp_engine *e = calloc(1, sizeof(*e));
+	unsigned int w;
 	uint64_t i;
 	int ret;
 
 	if (e == NULL)
 		return -ENOMEM;
 	e->o = *o;
-	e->port = port;
-	droce_port_info(port, &e->info);
+	e->n_workers = o->workers;
+	droce_port_info(ports[0], &e->info);
 	e->generator = o->mode < TP_RESPONDER;
 	e->mem_len = o->mem;
 	e->mem = rte_zmalloc("droce-testpmd", e->mem_len, 4096);
@@ -460,6 +562,12 @@ tp_engine_create(const struct tp_opts *o, struct droce_port *port, struct tp_eng
 		free(e);
 		return -ENOMEM;
 	}
+	for (w = 0; w < e->n_workers; w++) {
+		ret = worker_create(e, w, ports[w]);
+		if (ret < 0)
+			goto fail;
+	}
+	shares_set(e);
 	for (i = 0; i < sizeof(pattern_twice); i++)
 		pattern_twice[i] = (uint8_t)(i % PATTERN_PERIOD);
 	for (i = 0; i < e->mem_len; i += PATTERN_PERIOD)
@@ -478,12 +586,13 @@ tp_engine_create(const struct tp_opts *o, struct droce_port *port, struct tp_eng
 		}
 		e->av.ipv6 = !droce_gid_is_ipv4(e->av.dgid);
 		e->av.hop_limit = 64;
-		ret = resolve_peer(e);
+		ret = resolve_peer(e, ports);
 		if (ret == 0)
 			ret = qps_create(e);
 		if (ret < 0)
 			goto fail;
-		template_init(e);
+		for (w = 0; w < e->n_workers; w++)
+			template_init(e, e->w[w]);
 	}
 	*out = e;
 	return 0;
@@ -495,25 +604,56 @@ fail:
 void
 tp_engine_destroy(struct tp_engine *e)
 {
+	unsigned int i;
+
 	if (e == NULL)
 		return;
 	tp_engine_halt(e);
-	rte_pktmbuf_free_bulk(e->tx, e->n_tx);
+	for (i = 0; i < e->n_workers; i++) {
+		struct tp_worker *w = e->w[i];
+		struct rte_mbuf *m;
+
+		if (w == NULL)
+			continue;
+		rte_pktmbuf_free_bulk(w->tx, w->n_tx);
+		while (w->handoff != NULL && rte_ring_sc_dequeue(w->handoff, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(w->handoff);
+		free(w->active);
+		rte_free(w);
+	}
 	rte_free(e->mem);
 	free(e->qps);
 	free(e->sq_mem);
-	free(e->active);
 	free(e);
 }
 
 /* ---- the poll loop (worker) ---- */
 
-static void
-rx_burst(struct tp_engine *e, uint64_t now, unsigned int *work)
+/*
+ * Hand @p m, a frame for worker @p to's QP, to that worker. @return false
+ * if its ring is full (the frame is then the caller's to free: a loss the
+ * transport recovers from).
+ */
+static __rte_noinline bool
+handoff(struct tp_worker *w, unsigned int to, struct rte_mbuf *m)
 {
-	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx_burst(e->port, pkts, BURST), i;
+	if (rte_ring_mp_enqueue(w->e->w[to]->handoff, m) == 0) {
+		cnt_add(w, TP_CNT_HANDOFF, 1);
+		return true;
+	}
+	cnt_add(w, TP_CNT_HANDOFF_FULL, 1);
+	return false;
+}
+
+/* Serve the @p n frames of @p pkts: ours to our QPs, the others' to their owners. */
+static void
+rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
+	  unsigned int *work)
+{
+	struct tp_engine *e = w->e;
 	uint64_t ok = 0, no_qp = 0;
+	uint16_t i, handed = 0;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -523,61 +663,103 @@ rx_burst(struct tp_engine *e, uint64_t now, unsigned int *work)
 		enum droce_wire_drop r;
 
 		if (m->nb_segs > 1)	/* jumbo frames on some PMDs: one copy */
-			frame = len <= sizeof(e->linear) ?
-				rte_pktmbuf_read(m, 0, len, e->linear) : NULL;
+			frame = len <= sizeof(w->linear) ?
+				rte_pktmbuf_read(m, 0, len, w->linear) : NULL;
 		r = frame == NULL ? DROCE_WIRE_DROP_TRUNC_L2 : droce_pkt_parse(&pkt, frame, len, len);
 		if (r != DROCE_WIRE_OK) {
-			atomic_store_explicit(&e->wire_drop[r], e->wire_drop[r] + 1,
+			atomic_store_explicit(&w->wire_drop[r], w->wire_drop[r] + 1,
 					      memory_order_relaxed);
 		} else if (e->qps != NULL &&
 			   (idx = (pkt.dqpn - e->o.qpn_base) & DROCE_24BIT_MASK) < e->o.qps) {
-			ok++;
-			droce_tqp_rx(&e->qps[idx].tqp, &pkt, frame, now);
-			activate(e, &e->qps[idx]);
+			unsigned int to = owner_of(w->n_workers, idx);
+
+			if (likely(to == w->id)) {
+				ok++;
+				droce_tqp_rx(&e->qps[idx].tqp, &pkt, frame, now);
+				activate(w, &e->qps[idx]);
+			} else if (handoff(w, to, m)) {
+				pkts[i] = NULL;	/* the owner frees it */
+				handed++;
+			}
 		} else {
 			ok++;
 			no_qp += e->qps != NULL;	/* raw mode has no QPs: just checks */
 		}
 	}
-	if (n > 0) {
+	if (unlikely(handed > 0)) {	/* keep only what is still ours */
+		uint16_t k = 0;
+
+		for (i = 0; i < n; i++)
+			if (pkts[i] != NULL)
+				pkts[k++] = pkts[i];
+		rte_pktmbuf_free_bulk(pkts, k);
+	} else if (n > 0) {
 		rte_pktmbuf_free_bulk(pkts, n);	/* one pool access for the burst */
-		cnt_add(e, TP_CNT_RX_FRAMES, n);
-		cnt_add(e, TP_CNT_RX_OK, ok);
-		cnt_add(e, TP_CNT_RX_NO_QP, no_qp);
+	}
+	if (n > 0) {
+		cnt_add(w, TP_CNT_RX_OK, ok);
+		cnt_add(w, TP_CNT_RX_NO_QP, no_qp);
 		*work += n;
 	}
 }
 
+/* Frames other workers handed us: off the hot path of rx_burst(). */
+static __rte_noinline void
+rx_handed(struct tp_worker *w, uint64_t now, unsigned int *work)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint16_t n = (uint16_t)rte_ring_sc_dequeue_burst(w->handoff, (void **)pkts, BURST, NULL);
+
+	rx_frames(w, pkts, n, now, work);
+}
+
+static void
+rx_burst(struct tp_worker *w, uint64_t now, unsigned int *work)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint16_t n = droce_port_rx_burst(w->port, pkts, BURST);
+
+	if (n > 0)
+		cnt_add(w, TP_CNT_RX_FRAMES, n);
+	rx_frames(w, pkts, n, now, work);
+	/* what other workers received for us (none where the link keeps queues apart) */
+	if (w->n_workers > 1 && !rte_ring_empty(w->handoff))
+		rx_handed(w, now, work);
+}
+
 /* Messages posted since start (the worker's own field: a relaxed load). */
 static inline uint64_t
-run_posted(struct tp_engine *e, uint64_t posted)
+run_posted(struct tp_worker *w, uint64_t posted)
 {
-	return posted - atomic_load_explicit(&e->posted_at_start, memory_order_relaxed);
+	return posted - atomic_load_explicit(&w->posted_at_start, memory_order_relaxed);
 }
 
 /* Will the generator post on this QP without a completion first? */
 static bool
-wants_post(struct tp_engine *e, struct tp_qp *qp, uint64_t posted)
+wants_post(struct tp_worker *w, struct tp_qp *qp, uint64_t posted)
 {
-	return e->generator && atomic_load_explicit(&e->running, memory_order_relaxed) &&
+	const struct tp_engine *e = w->e;
+
+	return e->generator && atomic_load_explicit(&w->running, memory_order_relaxed) &&
 	       qp->outstanding < e->o.depth && qp->tqp.state == DROCE_TQP_RTS &&
-	       (e->o.count == 0 || run_posted(e, posted) < e->o.count);
+	       (e->o.count == 0 || run_posted(w, posted) < w->count);
 }
 
 /* ... and may it post now (the rate limit)? */
 static bool
-may_post(struct tp_engine *e, struct tp_qp *qp, uint64_t now, uint64_t posted)
+may_post(struct tp_worker *w, struct tp_qp *qp, uint64_t now, uint64_t posted)
 {
-	return wants_post(e, qp, posted) &&
-	       (e->o.rate == 0 || run_posted(e, posted) * 1000000000ull <
-				       (now - e->run_start) * e->o.rate);
+	return wants_post(w, qp, posted) &&
+	       (w->e->o.rate == 0 || run_posted(w, posted) * 1000000000ull <
+					     (now - w->run_start) * w->rate);
 }
 
 static void
-post_one(struct tp_engine *e, struct tp_qp *qp)
+post_one(struct tp_worker *wk, struct tp_qp *qp)
 {
+	struct tp_engine *e = wk->e;
 	uint32_t qi = (uint32_t)(qp - e->qps);
-	struct droce_send_wqe *w = &e->tmpl;
+	struct droce_send_wqe *w = &wk->tmpl;
 
 	w->wr_id = qp->seq;
 	w->sge[0].addr = local_off(e, qi, qp->seq);
@@ -595,99 +777,103 @@ post_one(struct tp_engine *e, struct tp_qp *qp)
 }
 
 static unsigned int
-serve_active(struct tp_engine *e, uint64_t now)
+serve_active(struct tp_worker *w, uint64_t now)
 {
-	uint64_t posted = atomic_load_explicit(&e->cnt[TP_CNT_POSTED], memory_order_relaxed);
+	struct tp_engine *e = w->e;
+	uint64_t posted = atomic_load_explicit(&w->cnt[TP_CNT_POSTED], memory_order_relaxed);
 	uint64_t posted0 = posted;
 	unsigned int work = 0;
-	uint32_t i, keep = 0, n = e->n_active;
+	uint32_t i, keep = 0, n = w->n_active;
 
 	/* a full port queue: hold on until it drains */
-	if (e->n_tx >= TX_BACKLOG - BURST)
+	if (w->n_tx >= TX_BACKLOG - BURST)
 		return 1;
 	/* completions during the walk may append: they are served next pass */
 	for (i = 0; i < n; i++) {
-		struct tp_qp *qp = &e->qps[e->active[i]];
+		struct tp_qp *qp = &e->qps[w->active[i]];
 
-		while (may_post(e, qp, now, posted)) {
+		while (may_post(w, qp, now, posted)) {
 			uint64_t before = qp->seq;
 
-			post_one(e, qp);
+			post_one(w, qp);
 			if (qp->seq == before)
 				break;
 			posted++;
 		}
 		work += droce_tqp_poll(&qp->tqp, now, POLL_BUDGET);
-		if (droce_tqp_has_work(&qp->tqp) || wants_post(e, qp, posted))
-			e->active[keep++] = e->active[i];
+		if (droce_tqp_has_work(&qp->tqp) || wants_post(w, qp, posted))
+			w->active[keep++] = w->active[i];
 		else
 			qp->active = false;
 	}
 	/* keep what was appended during the walk */
-	for (; i < e->n_active; i++)
-		e->active[keep++] = e->active[i];
-	e->n_active = keep;
-	cnt_add(e, TP_CNT_POSTED, posted - posted0);
+	for (; i < w->n_active; i++)
+		w->active[keep++] = w->active[i];
+	w->n_active = keep;
+	cnt_add(w, TP_CNT_POSTED, posted - posted0);
 	return work + (unsigned int)(posted - posted0);
 }
 
 static void
-timers(struct tp_engine *e, uint64_t now)
+timers(struct tp_worker *w, uint64_t now)
 {
+	struct tp_engine *e = w->e;
 	uint32_t i;
 
-	for (i = 0; i < e->o.qps; i++) {
+	for (i = w->id; i < e->o.qps; i += e->n_workers) {
 		struct tp_qp *qp = &e->qps[i];
 
 		if (qp->tqp.comp.timer == 0 && qp->tqp.comp.rnr_until == 0)
 			continue;
 		droce_tqp_timer(&qp->tqp, now);
 		if (droce_tqp_has_work(&qp->tqp))
-			activate(e, qp);
+			activate(w, qp);
 	}
 }
 
 /* Follow the main thread's start/stop. */
 static void
-follow_run_state(struct tp_engine *e, uint64_t now)
+follow_run_state(struct tp_worker *w, uint64_t now)
 {
+	struct tp_engine *e = w->e;
 	bool want = atomic_load_explicit(&e->want_run, memory_order_relaxed);
 	uint32_t i;
 
-	if (want == atomic_load_explicit(&e->running, memory_order_relaxed))
+	if (want == atomic_load_explicit(&w->running, memory_order_relaxed))
 		return;
 	if (want) {
-		e->run_start = now;
-		atomic_store_explicit(&e->posted_at_start,
-				      atomic_load_explicit(&e->cnt[TP_CNT_POSTED],
+		w->run_start = now;
+		atomic_store_explicit(&w->posted_at_start,
+				      atomic_load_explicit(&w->cnt[TP_CNT_POSTED],
 							   memory_order_relaxed),
 				      memory_order_relaxed);
-		for (i = 0; e->generator && i < e->o.qps; i++)
-			activate(e, &e->qps[i]);
+		for (i = w->id; e->generator && i < e->o.qps; i += e->n_workers)
+			activate(w, &e->qps[i]);
 	}
-	atomic_store_explicit(&e->running, want, memory_order_release);
+	atomic_store_explicit(&w->running, want, memory_order_release);
 }
 
 static int
 engine_run(void *arg)
 {
-	struct tp_engine *e = arg;
+	struct tp_worker *w = arg;
+	struct tp_engine *e = w->e;
 	uint64_t last_work = droce_now_ns();
 
 	while (!atomic_load_explicit(&e->quit, memory_order_relaxed)) {
 		uint64_t now = droce_now_ns();
 		unsigned int work = 0;
 
-		follow_run_state(e, now);
-		rx_burst(e, now, &work);
+		follow_run_state(w, now);
+		rx_burst(w, now, &work);
 		if (e->qps != NULL) {
-			work += serve_active(e, now);
-			if (now >= e->next_timer) {
-				timers(e, now);
-				e->next_timer = now + TIMER_NS;
+			work += serve_active(w, now);
+			if (now >= w->next_timer) {
+				timers(w, now);
+				w->next_timer = now + TIMER_NS;
 			}
 		}
-		tx_flush(e);
+		tx_flush(w);
 		if (work > 0)
 			last_work = now;
 		else
@@ -699,36 +885,63 @@ engine_run(void *arg)
 /* ---- control (main thread) ---- */
 
 static void *
-engine_thread(void *e)
+engine_thread(void *w)
 {
-	engine_run(e);
+	engine_run(w);
 	return NULL;
 }
 
 int
 tp_engine_launch(struct tp_engine *e)
 {
-	int ret;
+	unsigned int lcore = rte_get_next_lcore(-1, 1, 0), i;
+	int ret = 0;
 
-	e->lcore = rte_get_next_lcore(-1, 1, 0);
-	ret = e->lcore < RTE_MAX_LCORE ? rte_eal_remote_launch(engine_run, e, e->lcore) :
-	      -pthread_create(&e->thread, NULL, engine_thread, e);
-	e->launched = ret == 0;
+	for (i = 0; i < e->n_workers && ret == 0; i++) {
+		struct tp_worker *w = e->w[i];
+
+		w->lcore = lcore;
+		ret = lcore < RTE_MAX_LCORE ? rte_eal_remote_launch(engine_run, w, lcore) :
+		      -pthread_create(&w->thread, NULL, engine_thread, w);
+		w->launched = ret == 0;
+		if (lcore < RTE_MAX_LCORE)
+			lcore = rte_get_next_lcore(lcore, 1, 0);
+	}
+	if (ret < 0)
+		tp_engine_halt(e);
 	return ret;
 }
 
 void
 tp_engine_halt(struct tp_engine *e)
 {
-	if (!e->launched)
-		return;
+	unsigned int i;
+
 	atomic_store(&e->quit, true);
-	if (e->lcore < RTE_MAX_LCORE)
-		rte_eal_wait_lcore(e->lcore);
-	else
-		pthread_join(e->thread, NULL);
-	e->launched = false;
-	atomic_store(&e->running, false);
+	for (i = 0; i < e->n_workers; i++) {
+		struct tp_worker *w = e->w[i];
+
+		if (w == NULL || !w->launched)
+			continue;
+		if (w->lcore < RTE_MAX_LCORE)
+			rte_eal_wait_lcore(w->lcore);
+		else
+			pthread_join(w->thread, NULL);
+		w->launched = false;
+		atomic_store(&w->running, false);
+	}
+}
+
+/* Have all launched workers answered @p want? */
+static bool
+all_running(const struct tp_engine *e, bool want)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->n_workers; i++)
+		if (e->w[i]->launched && atomic_load(&e->w[i]->running) != want)
+			return false;
+	return true;
 }
 
 static void
@@ -736,14 +949,14 @@ wait_running(struct tp_engine *e, bool want)
 {
 	int i;
 
-	for (i = 0; i < 1000 && atomic_load(&e->running) != want; i++)
+	for (i = 0; i < 1000 && !all_running(e, want); i++)
 		usleep(1000);
 }
 
 void
 tp_engine_start(struct tp_engine *e)
 {
-	if (!e->launched)
+	if (!e->w[0]->launched)
 		return;
 	atomic_store(&e->want_run, true);
 	wait_running(e, true);
@@ -756,7 +969,7 @@ tp_engine_stop(struct tp_engine *e)
 
 	atomic_store(&e->want_run, false);
 	wait_running(e, false);
-	if (!e->launched)
+	if (!e->w[0]->launched)
 		return;
 	/* let what is in flight complete (up to a second) */
 	for (i = 0; i < 100; i++) {
@@ -772,20 +985,28 @@ tp_engine_stop(struct tp_engine *e)
 bool
 tp_engine_running(const struct tp_engine *e)
 {
-	return atomic_load(&e->running);
+	unsigned int i;
+
+	for (i = 0; i < e->n_workers; i++)
+		if (atomic_load(&e->w[i]->running))
+			return true;
+	return false;
 }
 
 int
 tp_engine_set(struct tp_engine *e, const char *name, uint64_t v)
 {
+	unsigned int i;
+
 	if (tp_engine_running(e))
 		return -EBUSY;
-	/* the worker reads these only while running */
+	/* the workers read these only while running */
 	if (strcmp(name, "size") == 0 && v <= e->mem_len && v <= UINT32_MAX &&
 	    (e->o.mode == TP_WRITE || e->o.mode == TP_SEND || e->o.mode == TP_READ ||
 	     e->o.mode == TP_UD)) {
 		e->o.size = (uint32_t)v;
-		template_init(e);
+		for (i = 0; i < e->n_workers; i++)
+			template_init(e, e->w[i]);
 	} else if (strcmp(name, "depth") == 0 && v >= 1 && v <= e->sq_size) {
 		e->o.depth = (uint32_t)v;
 	} else if (strcmp(name, "rate") == 0) {
@@ -795,22 +1016,32 @@ tp_engine_set(struct tp_engine *e, const char *name, uint64_t v)
 	} else {
 		return -EINVAL;
 	}
+	shares_set(e);
 	return 0;
 }
 
 void
 tp_engine_snapshot(struct tp_engine *e, struct tp_snapshot *s)
 {
-	unsigned int c;
+	unsigned int c, k;
 	uint32_t i;
 
 	memset(s, 0, sizeof(*s));
 	s->t_ns = droce_now_ns();
-	for (c = 0; c < TP_CNT_COUNT; c++)
-		s->cnt[c] = atomic_load_explicit(&e->cnt[c], memory_order_relaxed);
-	for (c = 0; c < DROCE_WIRE_DROP_COUNT; c++)
-		s->wire_drop[c] = atomic_load_explicit(&e->wire_drop[c], memory_order_relaxed);
-	/* the worker's own fields: a report may lag or lead by a pass */
+	s->workers = e->n_workers;
+	for (k = 0; k < e->n_workers; k++) {
+		struct tp_worker *w = e->w[k];
+
+		for (c = 0; c < TP_CNT_COUNT; c++) {
+			s->wcnt[k][c] = atomic_load_explicit(&w->cnt[c], memory_order_relaxed);
+			s->cnt[c] += s->wcnt[k][c];
+		}
+		for (c = 0; c < DROCE_WIRE_DROP_COUNT; c++)
+			s->wire_drop[c] += atomic_load_explicit(&w->wire_drop[c],
+								memory_order_relaxed);
+		s->run_posted += run_posted(w, s->wcnt[k][TP_CNT_POSTED]);
+	}
+	/* the workers' own fields: a report may lag or lead by a pass */
 	for (i = 0; e->qps != NULL && i < e->o.qps; i++) {
 		const volatile struct tp_qp *qp = &e->qps[i];
 
@@ -818,7 +1049,6 @@ tp_engine_snapshot(struct tp_engine *e, struct tp_snapshot *s)
 			s->tqp[c] += qp->tqp.cnt[c];
 		s->outstanding += qp->outstanding;
 	}
-	s->run_posted = run_posted(e, s->cnt[TP_CNT_POSTED]);
 	memcpy(&s->atomic_word, (const void *)e->mem, 8);
 }
 
@@ -833,4 +1063,10 @@ const struct tp_opts *
 tp_engine_opts(const struct tp_engine *e)
 {
 	return &e->o;
+}
+
+struct droce_port *
+tp_engine_port(const struct tp_engine *e, unsigned int w)
+{
+	return w < e->n_workers ? e->w[w]->port : NULL;
 }

@@ -5,8 +5,8 @@
 /*
  * droce-testpmd [EAL options] -- [options]: droce's RC and UD transports
  * straight on a DPDK port, testpmd-style, for line-rate tests and
- * benchmarks. The engine runs on the first worker lcore (or a thread when
- * EAL was given one lcore); this thread runs the commands.
+ * benchmarks. The workers run on the worker lcores (or threads when EAL
+ * was given too few), each on its own port; this thread runs the commands.
  */
 
 #include <inttypes.h>
@@ -50,8 +50,9 @@ eal_args(int *argc, char **argv)
 	return out;
 }
 
+/* Open the port of @p devargs (NULL: --iface). */
 static int
-port_open(const struct tp_opts *o, struct droce_port **port)
+port_open(const struct tp_opts *o, const char *devargs, struct droce_port **port)
 {
 	struct droce_port_conf pc;
 	struct droce_port_info info;
@@ -61,7 +62,7 @@ port_open(const struct tp_opts *o, struct droce_port **port)
 
 	droce_port_conf_init(&pc);
 	ret = o->iface != NULL ? droce_port_conf_iface(&pc, o->iface) :
-	      snprintf(pc.devargs, sizeof(pc.devargs), "%s", o->port) < 0 ? -EINVAL : 0;
+	      snprintf(pc.devargs, sizeof(pc.devargs), "%s", devargs) < 0 ? -EINVAL : 0;
 	for (i = 0; ret == 0 && i < o->n_ip; i++)
 		ret = droce_port_conf_add_ip(&pc, o->ip[i]);
 	for (i = 0; ret == 0 && i < o->n_neigh; i++)
@@ -70,6 +71,13 @@ port_open(const struct tp_opts *o, struct droce_port **port)
 		ret = droce_port_conf_set_mac(&pc, o->mac);
 	pc.mtu = (uint16_t)o->mtu;
 	pc.nb_mbufs = 16383;
+	/*
+	 * Several ports: open them all, then wait for their links together
+	 * (links_wait()). A memif server whose second port is not set up yet
+	 * refuses the client's connection, and the client does not try again.
+	 */
+	if (o->workers > 1)
+		pc.link_wait_ms = 1;
 	if (ret == 0)
 		ret = droce_port_open(&pc, port);
 	if (ret < 0) {
@@ -80,6 +88,7 @@ port_open(const struct tp_opts *o, struct droce_port **port)
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", info.mac[0], info.mac[1],
 		 info.mac[2], info.mac[3], info.mac[4], info.mac[5]);
 	printf("port %s (%s): mac %s mtu %u\n", info.name, info.driver, mac, info.mtu);
+	fflush(stdout);	/* a test waits for this line: the port is set up */
 	return 0;
 }
 
@@ -129,11 +138,37 @@ close_ports(void)
 	}
 }
 
+/* Wait up to 3 s for every port's link (with one port, droce_port_open() did). */
+static void
+links_wait(struct droce_port **ports, unsigned int n)
+{
+	unsigned int i, up = 0;
+	int tries;
+
+	for (tries = 0; tries < 300 && up < n; tries++) {
+		for (i = 0, up = 0; i < n; i++)
+			up += droce_port_link_up(ports[i]);
+		if (up < n)
+			usleep(10000);
+	}
+	for (i = 0; i < n && up < n; i++)
+		if (!droce_port_link_up(ports[i]))
+			fprintf(stderr, "droce-testpmd: worker %u's port: link still down\n", i);
+}
+
+static void
+ports_close(struct droce_port **ports, unsigned int n)
+{
+	while (n-- > 0)
+		droce_port_close(ports[n]);
+}
+
 int
 main(int argc, char **argv)
 {
-	struct droce_port *port = NULL;
+	struct droce_port *ports[TP_MAX_WORKERS] = { NULL };
 	struct tp_engine *e = NULL;
+	unsigned int n_ports = 0;
 	struct tp_opts o;
 	int ret;
 
@@ -145,47 +180,55 @@ main(int argc, char **argv)
 	}
 	argc -= ret;
 	argv += ret;
-	if (tp_opts_parse(&o, argc, argv) < 0 || port_open(&o, &port) < 0) {
+	if (tp_opts_parse(&o, argc, argv) < 0) {
 		rte_eal_cleanup();
 		return 2;
 	}
-	ret = tp_engine_create(&o, port, &e);
+	for (n_ports = 0; n_ports < o.workers; n_ports++)
+		if (port_open(&o, o.iface != NULL ? NULL : o.port[n_ports], &ports[n_ports]) < 0) {
+			ports_close(ports, n_ports);
+			rte_eal_cleanup();
+			return 2;
+		}
+	if (n_ports > 1)
+		links_wait(ports, n_ports);
+	ret = tp_engine_create(&o, ports, &e);
 	if (ret < 0) {
 		fprintf(stderr, "droce-testpmd: %s\n", strerror(-ret));
-		droce_port_close(port);
+		ports_close(ports, n_ports);
 		rte_eal_cleanup();
 		return 1;
 	}
 	printf("mode %s: %u QP%s from QPN 0x%x to 0x%x, key 0x%x, memory %" PRIu64
-	       " bytes, %" PRIu64 " bytes per QP\n",
+	       " bytes, %" PRIu64 " bytes per QP, %u worker%s\n",
 	       tp_mode_name(o.mode), o.qps, o.qps == 1 ? "" : "s", o.qpn_base, o.remote_qpn, o.key,
-	       o.mem, tp_engine_qp_bytes(e));
+	       o.mem, tp_engine_qp_bytes(e), o.workers, o.workers == 1 ? "" : "s");
 	fflush(stdout);
 	/* no SA_RESTART: the prompt's read ends on a signal */
 	sigaction(SIGINT, &(struct sigaction){ .sa_handler = on_signal }, NULL);
 	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = on_signal }, NULL);
 
 	if (tp_engine_launch(e) < 0) {
-		fprintf(stderr, "droce-testpmd: cannot start the worker\n");
+		fprintf(stderr, "droce-testpmd: cannot start the workers\n");
 		tp_engine_destroy(e);
-		droce_port_close(port);
+		ports_close(ports, n_ports);
 		rte_eal_cleanup();
 		return 1;
 	}
 
 	if (o.cmd != NULL)
-		ret = tp_cmd_run_list(e, port, o.cmd);
+		ret = tp_cmd_run_list(e, o.cmd);
 	else if (o.cmd_file != NULL)
-		ret = tp_cmd_run_file(e, port, o.cmd_file);
+		ret = tp_cmd_run_file(e, o.cmd_file);
 	else
-		ret = tp_cmd_interactive(e, port);
+		ret = tp_cmd_interactive(e);
 
 	if (tp_engine_running(e))
-		tp_cmd_run_list(e, port, "stop");
+		tp_cmd_run_list(e, "stop");
 	if (o.check && verdict(e) != 0)
 		ret = -1;
-	tp_engine_destroy(e);	/* halts the worker first */
-	droce_port_close(port);
+	tp_engine_destroy(e);	/* halts the workers first */
+	ports_close(ports, n_ports);
 	close_ports();
 	return ret == 0 ? 0 : 1;
 }

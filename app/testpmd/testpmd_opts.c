@@ -18,6 +18,7 @@ static const struct option longopts[] = {
 	{ "neigh", required_argument, NULL, 'N' },
 	{ "mac", required_argument, NULL, 'm' },
 	{ "mtu", required_argument, NULL, 'M' },
+	{ "workers", required_argument, NULL, 'W' },
 	{ "mode", required_argument, NULL, 'o' },
 	{ "ud", no_argument, NULL, 'u' },
 	{ "size", required_argument, NULL, 's' },
@@ -53,6 +54,8 @@ usage(void)
 		"usage: droce-testpmd [EAL options] -- [options]\n"
 		"port:\n"
 		"  --iface NAME | --port DEVARGS  the port (net_af_packet on NAME, or an EAL port/vdev)\n"
+		"  --workers N       N worker lcores, each with its own QPs (QP i: worker i mod N)\n"
+		"                    and its own port: give --port N times (default 1)\n"
 		"  --ip ADDR/PFX     our address (repeatable)   --mac MAC   --mtu N\n"
 		"  --neigh IP=MAC    a static neighbour (repeatable)\n"
 		"traffic:\n"
@@ -107,6 +110,7 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 	o->rkey = 0x1000;
 	o->key = 0x1000;
 	o->qkey = 0x11111111;
+	o->workers = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		unsigned long long v = optarg ? strtoull(optarg, &end, 0) : 0;
@@ -114,7 +118,11 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 
 		switch (c) {
 		case 'i': o->iface = optarg; break;
-		case 'p': o->port = optarg; break;
+		case 'p':
+			if (o->n_port == TP_MAX_WORKERS)
+				goto bad;
+			o->port[o->n_port++] = optarg;
+			break;
 		case 'a':
 			if (o->n_ip == DROCE_DIM(o->ip))
 				goto bad;
@@ -147,6 +155,7 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 				goto bad;
 			switch (c) {
 			case 'M': o->mtu = (uint32_t)v; break;
+			case 'W': o->workers = (uint32_t)v; break;
 			case 's': o->size = (uint32_t)v; break;
 			case 'q': o->qps = (uint32_t)v; break;
 			case 'd': o->depth = (uint32_t)v; break;
@@ -172,8 +181,15 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 		o->mem = DROCE_MAX(4ull << 20, 2ull * o->size * o->depth);
 	if (o->rlen == 0)
 		o->rlen = o->size;
-	if ((o->iface == NULL) == (o->port == NULL)) {
+	if ((o->iface == NULL) == (o->n_port == 0)) {
 		fprintf(stderr, "droce-testpmd: give one of --iface and --port\n");
+		return -1;
+	}
+	if (o->workers == 0 || o->workers > TP_MAX_WORKERS ||
+	    (o->iface != NULL ? o->workers != 1 : o->n_port != o->workers)) {
+		/* the port layer opens one queue per port: a worker needs its own */
+		fprintf(stderr, "droce-testpmd: --workers N (1..%u) needs --port N times, one per "
+			"worker (--iface: one worker)\n", TP_MAX_WORKERS);
 		return -1;
 	}
 	if (o->mode != TP_RAW && (o->remote_ip == NULL || o->n_ip == 0)) {

@@ -11,6 +11,11 @@
 # the count, and the responder's atomic word must end exactly where the
 # fetch-adds or the compare-and-swap chain took it. (Neither side checks
 # WRITE or SEND payloads here: vs_droced.sh does, byte for byte.)
+# Then both sides run two workers, a memif link each (a 2-queue link that
+# keeps each worker's traffic apart): the same checks, each worker must
+# have moved messages, and no frame may have needed a hand-off; with QPNs
+# that put each QP's peer on the other worker, every frame lands on the
+# wrong worker and must be handed to its owner, still without a fault.
 #   modes.sh BUILD_DIR
 set -u
 build=$1
@@ -22,6 +27,11 @@ fail=0
 n=0
 eal="--no-huge -m 512 --no-pci"
 memif="socket=$tmp/memif.sock,socket-abstract=no"
+# the link: one memif, or (workers) one per worker
+peer_link="--vdev net_memif0,role=server,$memif -- --port net_memif0"
+gen_link="--vdev net_memif0,role=client,$memif -- --port net_memif0"
+socks=memif.sock
+ready=
 A="--ip 10.0.0.1/24 --mac 02:00:00:00:00:01 --neigh 10.0.0.2=02:00:00:00:00:02 --remote 10.0.0.2"
 B="--ip 10.0.0.2/24 --mac 02:00:00:00:00:02 --neigh 10.0.0.1=02:00:00:00:00:01 --remote 10.0.0.1"
 
@@ -33,20 +43,26 @@ stat() {	# log counter
 run() {
 	name=$1
 	n=$((n + 1))
-	rm -f "$tmp/memif.sock"
+	rm -f "$tmp"/memif*.sock
 	: >"$tmp/gen"	# before anything waits on it: the last run's "halted" is gone
 	# the peer polls until told to stop, or (--count) until it received
 	# that many; it yields (2 cores, two pollers)
-	$tp -l 1 $eal --vdev "net_memif0,role=server,$memif" -- --port net_memif0 $B \
+	$tp -l 1 $eal $peer_link $B \
 		--idle yield --quiet --check $2 --cmd 'start; wait 120; show stats' >"$tmp/peer" 2>&1 &
 	rpid=$!
 	i=0
-	while [ ! -S "$tmp/memif.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	for sock in $socks; do
+		while [ ! -S "$tmp/$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	done
+	# several ports: until the peer has set up the last one (its memif
+	# server refuses a client that comes earlier, and the client gives up)
+	while [ -n "$ready" ] && ! grep -q "$ready" "$tmp/peer" && [ $i -lt 200 ]; do
+		sleep 0.05; i=$((i + 1)); done
 	# the generator halts its poller before the peer is stopped, and stays
 	# open until the peer has exited (memif crashes a poller whose peer
 	# leaves: a fixed 1.5 s was too short for a loaded machine, the peer
 	# then died of SIGSEGV after its stats)
-	$tp -l 0 $eal --vdev "net_memif0,role=client,$memif" -- --port net_memif0 $A \
+	$tp -l 0 $eal $gen_link $A \
 		--idle yield --quiet --check $3 --cmd 'start; wait 60; stop; show stats; halt; sleep 120' \
 		>"$tmp/gen" 2>&1 &
 	gpid=$!
@@ -136,5 +152,63 @@ run "raw" "--mode raw --count $c" "--mode ud --count $c --size 100 --rate 200000
 	completed "raw" $c
 	expect "raw" "$tmp/peer" RX_OK $c
 	expect "raw" "$tmp/peer" RX_FRAMES $c
+}
+
+# Two workers a side, a memif link each (worker i's port is net_memif<i>).
+m1="socket=$tmp/memif1.sock,socket-abstract=no"
+peer_link="--vdev net_memif0,role=server,$memif --vdev net_memif1,role=server,$m1 --
+	--port net_memif0 --port net_memif1 --workers 2"
+gen_link="--vdev net_memif0,role=client,$memif --vdev net_memif1,role=client,$m1 --
+	--port net_memif0 --port net_memif1 --workers 2"
+socks="memif.sock memif1.sock"
+ready="^port net_memif1 "
+
+# workers NAME LOG [HANDOFF]: each worker moved messages; HANDOFF "some":
+# frames were handed between them, otherwise none were
+workers() {
+	for w in 0 1; do
+		got=$(stat "$2" worker$w.MSGS)
+		if [ "${got:-0}" -gt 0 ]; then
+			echo "ok   $1: worker $w moved $got messages"
+		else
+			echo "FAIL $1: worker $w moved '$got' messages"
+			fail=1
+		fi
+	done
+	got=$(stat "$2" HANDOFF)
+	if [ "${3:-none}" = some ]; then
+		[ "${got:-0}" -gt 0 ] && echo "ok   $1: $got frames handed off" ||
+			{ echo "FAIL $1: no frame handed off"; fail=1; }
+	else
+		expect "$1" "$2" HANDOFF 0
+	fi
+}
+
+for m in write send read; do
+	spread= recv=
+	case $m in
+	read) spread="--rlen 1048576" ;;
+	send) recv="--count $c" ;;
+	esac
+	run "$m, 2 workers" "--mode responder --qps 4 $recv" \
+		"--mode $m --qps 4 --count $c --size 256 $spread" || continue
+	completed "$m, 2 workers" $c
+	workers "$m, 2 workers" "$tmp/gen"
+	case $m in
+	send)
+		expect "$m, 2 workers, peer" "$tmp/peer" MSGS $c
+		workers "$m, 2 workers, peer" "$tmp/peer" ;;
+	read) expect "$m, 2 workers" "$tmp/gen" BYTES $((c * 256)) ;;
+	esac
+done
+# generator QP i talks to the peer's QP i + 1, which is the other worker's:
+# every frame arrives on the wrong worker's link on both sides
+run "send, 2 workers, crossed QPNs" \
+	"--mode responder --qps 5 --qpn 0x100 --remote-qpn 0xff --count $c" \
+	"--mode send --qps 4 --count $c --remote-qpn 0x101" && {
+	completed "send, 2 workers, crossed QPNs" $c
+	expect "send, 2 workers, crossed QPNs, peer" "$tmp/peer" MSGS $c
+	workers "send, 2 workers, crossed QPNs" "$tmp/gen" some
+	workers "send, 2 workers, crossed QPNs, peer" "$tmp/peer" some
 }
 exit $fail
