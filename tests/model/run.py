@@ -27,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import verbs as M  # noqa: E402
-from raw import Raw  # noqa: E402
+from raw import Raw, set_mw_rkey  # noqa: E402
 import traffic as T  # noqa: E402
 from traffic import SIZE  # noqa: E402
 from peer import Peer  # noqa: E402
@@ -332,6 +332,7 @@ class Run(QueueSteps, CmSteps):
                 + (f" [{case}]" if bad else ""))
         # ibv_bind_mw(3): a bad bind fails here or in its completion, which
         # then leaves the RC QP in ERR.
+        old = w["mw"].rkey
         if not self.call(text, lambda: q["qp"].bind_mw(w["mw"], MWBind(info, e.IBV_SEND_SIGNALED)),
                          EITHER if bad else 0):
             return
@@ -343,6 +344,11 @@ class Run(QueueSteps, CmSteps):
             m["windows"] += 1
         else:
             q["state"] = M.ERR
+            # ibv_bind_mw(3)'s NOTES: the new R_Key is in mw->rkey once
+            # posted; after a failed completion the caller puts the old one
+            # back (rxe checks the next bind's key against the window's,
+            # droce finds the window by its handle: interop.md, seed 14)
+            set_mw_rkey(w["mw"], old)
 
     def wr_batch(self):
         q = self.pick(self.qps, lambda q: q["ex"] and q["state"] == M.RTS)
