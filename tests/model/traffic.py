@@ -15,6 +15,7 @@ from raw import Raw, qp_pointer
 import pyverbs.enums as e
 import pyverbs.device as d
 from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
+from pyverbs.cmid import AddrInfo, CMEvent, CMEventChannel, CMID, ConnParam
 from pyverbs.cq import CQ
 from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.pd import PD
@@ -54,7 +55,8 @@ LIB = SimpleNamespace(
     QPAttr=QPAttr, MR=MR, MW=MW, MWBindInfo=MWBindInfo, SGE=SGE, RecvWR=RecvWR,
     SendWR=SendWR, AH=AH, AHAttr=AHAttr, GID=GID, GlobalRoute=GlobalRoute, SRQ=SRQ,
     SrqAttr=SrqAttr, SrqInitAttr=SrqInitAttr, SrqInitAttrEx=SrqInitAttrEx,
-    attach_mcast=_attach, detach_mcast=_detach)
+    attach_mcast=_attach, detach_mcast=_detach, CMEventChannel=CMEventChannel, CMID=CMID,
+    CMEvent=CMEvent, AddrInfo=AddrInfo, ConnParam=ConnParam)
 
 
 def inc_rkey(k):
@@ -121,12 +123,8 @@ class Pair:
     or in the peer process on the other daemon)."""
 
     def __init__(self, ctx_a, ctx_b, qpt, gid_index, lib_b=LIB, ops=None, srq=False):
-        self.qpt = qpt
-        self.a = Side(ctx_a, qpt, gid_index, ops=ops)
-        self.b = Side(ctx_b, qpt, gid_index, lib_b, ops, srq)
-        self.gid_index = gid_index
-        self.broken = False          # an RC error put a QP in ERR: the pair is done
-        self.wr_id = 0
+        self.sides(qpt, Side(ctx_a, qpt, gid_index, ops=ops),
+                   Side(ctx_b, qpt, gid_index, lib_b, ops, srq), gid_index)
         for s, peer in ((self.a, self.b), (self.b, self.a)):
             self.connect(s, peer)
         if qpt == M.QPT_UD:
@@ -140,6 +138,19 @@ class Pair:
                 send_ops_flags=SEND_OPS[qpt]))
             self.dead_qpn = dead.qp_num
             dead.close()
+
+    def sides(self, qpt, a, b, gid_index):
+        self.qpt, self.a, self.b, self.gid_index = qpt, a, b, gid_index
+        self.broken = False          # an RC error put a QP in ERR: the pair is done
+        self.err_side = None
+        self.wr_id = 0
+
+    @classmethod
+    def of(cls, qpt, a, b, gid_index):
+        """A pair of two sides whose QPs someone else connected (rdma_cm)."""
+        p = cls.__new__(cls)
+        p.sides(qpt, a, b, gid_index)
+        return p
 
     def ah_attr(self, s, gid):
         """S's address attributes to the GID (text)."""
