@@ -59,4 +59,6 @@ case_of rdma-cm-connection 'rdma_establish' 'after its DISCONNECTED'
 # rdma_resolve_route on a connected passive id succeeded
 case_of rdma-connect-connected 'rdma_connect on a connected id'
 case_of rdma-resolve-route-connected 'rdma_resolve_route on a connected id'
+# IBV_EVENT_SRQ_LIMIT_REACHED: once below the limit, then disarmed (queues.py)
+case_of srq-limit-event 'IBV_EVENT_SRQ_LIMIT_REACHED'
 exit $fail

@@ -935,7 +935,8 @@ class Run(QueueSteps, CmSteps, CmConnSteps):
                 (self.create_srq, 2 * (len(self.srqs) < 2)), (self.srq_op, 4 * bool(self.srqs)),
                 (self.cm_create, len(self.cm_ids) < 2), (self.cm_op, 3 * bool(self.cm_ids)),
                 (self.cm_conn_up, 0.5 * (not self.cm_conns)),
-                (self.cm_conn_op, 4 * bool(self.cm_conns))]
+                (self.cm_conn_op, 4 * bool(self.cm_conns)),
+                (self.pair_srq_limit, bool(self.pairs or self.cm_conns))]
         act, = self.master.choices([a for a, _ in acts], [w for _, w in acts])
         return act.__name__
 
