@@ -20,20 +20,20 @@ pair_list on the pair), the calls a connected id refuses (CONNECTED_WRONG
 below), and the release rdma_disconnect(3) describes: one side
 disconnects, the other sees DISCONNECTED and disconnects too (its DREP),
 then the first sees DISCONNECTED; the ids and the pair are destroyed."""
-import errno as E
-
 import verbs as M
 import traffic as T
 
 import pyverbs.cm_enums as ce
 import pyverbs.enums as e
 
-# calls a connected id refuses, and Linux's cma's answer (EINVAL for each:
-# the state checks of rdma_connect, rdma_accept, rdma_listen,
-# rdma_resolve_addr / rdma_bind_addr, rdma_resolve_route; rdma_reject's
-# REJ is refused by the IB CM once established)
-CONNECTED_WRONG = ("connect", "accept", "listen", "bind_addr", "resolve_addr",
-                   "resolve_route", "reject")
+# the calls a connected id refuses, and their errno: verbs.py's "a connected
+# id" of each (Linux's cma's answers)
+CONNECTED_WRONG = {n[5:]: v.args["id"].invalid["a connected id"][1]
+                   for n, v in M.VERBS.items()
+                   if "a connected id" in getattr(v.args.get("id"), "invalid", {})}
+DRAW_ORDER = ("connect", "accept", "listen", "bind_addr", "resolve_addr", "resolve_route",
+              "reject")      # the order the draws (and the cases' step seeds) assume
+assert set(DRAW_ORDER) == set(CONNECTED_WRONG)
 
 
 class CmConnSteps:
@@ -152,11 +152,11 @@ class CmConnSteps:
         if r < 0.12 or p.broken:
             return self.cm_conn_down(c, "after an error" if p.broken else "")
         if r < 0.3 and self.bad():
-            n = self.rng.choice(CONNECTED_WRONG)
+            n = self.rng.choice(DRAW_ORDER)
             side = self.rng.choice(("active", "passive"))
             cid = c[side]
             self.call(f"rdma_{n} on a connected id ({side}) [not allowed there]",
-                      lambda: self.cm_conn_call(c, cid, n), E.EINVAL)
+                      lambda: self.cm_conn_call(c, cid, n), CONNECTED_WRONG[n])
             return
         if r < 0.4:
             return self.pair_list(p)
