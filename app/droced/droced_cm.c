@@ -830,8 +830,11 @@ conn_start(struct rid *r, const struct droce_ctrl_cm_conn *q, uint8_t *pdata, si
 {
 	struct droce_cm_ip_info ip;
 
+	/* connecting or connected already: EINVAL, as Linux's cma answers
+	 * (its rdma_connect wants a resolved route; rdma_connect(3) names no
+	 * errno; the verbs model found EISCONN here) */
 	if (r->cmid != NULL && r->cmid->state != DROCE_CM_IDLE)
-		return EISCONN;
+		return EINVAL;
 	if (r->cmid == NULL && droce_cm_id_create(&g.cm, r, &r->cmid) < 0)
 		return ENOMEM;
 	memset(&ip, 0, sizeof(ip));
@@ -1149,7 +1152,10 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 	case DROCE_CTRL_CM_RESOLVE_ADDR:
 		return rid_resolve_addr(r, body);
 	case DROCE_CTRL_CM_RESOLVE_ROUTE:
-		if (!r->addr_resolved)
+		/* an address resolved, no connection begun: Linux's cma refuses
+		 * it otherwise (EINVAL), a connect request's id too (the verbs
+		 * model found it accepted on a connected passive id) */
+		if (!r->addr_resolved || r->passive || r->cmid != NULL)
 			return EINVAL;
 		r->route_resolved = true;	/* one port, one hop: the address said it all */
 		emit_simple(r, DROCE_CM_EVENT_ROUTE_RESOLVED, 0);

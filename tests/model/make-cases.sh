@@ -53,4 +53,12 @@ case_of sqe-to-rts 'ibv_modify_qp\(SQE -> RTS\)'
 case_of rdma-disconnect-unconnected 'rdma_disconnect on an id idle'
 # droce bug (fixed): rdma_listen succeeded on an id that had resolved an address
 case_of rdma-listen-after-resolve 'rdma_listen on an id (addr|route) resolved'
+# an RC connection through rdma_cm, released from both sides (cmconn.py)
+case_of rdma-cm-connection 'rdma_establish' 'after its DISCONNECTED'
+# droce bugs (fixed): rdma_connect on a connected id gave EISCONN, Linux EINVAL;
+# rdma_resolve_route on a connected passive id succeeded
+case_of rdma-connect-connected 'rdma_connect on a connected id'
+case_of rdma-resolve-route-connected 'rdma_resolve_route on a connected id'
+# IBV_EVENT_SRQ_LIMIT_REACHED: once below the limit, then disarmed (queues.py)
+case_of srq-limit-event 'IBV_EVENT_SRQ_LIMIT_REACHED'
 exit $fail

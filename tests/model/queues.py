@@ -127,6 +127,62 @@ class QueueSteps:
         if self.call("  ibv_destroy_qp(qp on the SRQ)", qp.close, 0):
             s["qps"] -= 1
 
+    # -- the SRQ limit event ------------------------------------------------
+    def pair_srq_limit(self):
+        """IBV_EVENT_SRQ_LIMIT_REACHED (ibv_modify_srq(3)) on a working pair
+        whose responder (b) takes its receives from an SRQ, a plain pair or
+        an rdma_cm connection's: K receives posted, the limit armed at L <= K
+        (not below what is posted, where when it fires is not said: above),
+        then K SENDs, each checked at b: no event while L or more are left,
+        exactly one once fewer are, the limit then reads 0 (disarmed), and no
+        other event after the last."""
+        pairs = self.pairs + [c["pair"] for c in self.cm_conns if c["pair"]]
+        p = self.pick(pairs, lambda p: not p.broken and p.b.srq is not None and not p.b.recvs)
+        if not p:
+            return
+        a, b = p.a, p.b
+        b.lib.async_events(b.ctx, 0)       # what earlier errors raised: not this step's
+        k = self.rng.randint(1, 8)
+        lim = self.rng.randint(1, k)
+        grh = M.GRH_BYTES if p.qpt == M.QPT_UD else 0
+        sends = []
+        for _ in range(k):
+            n = self.rng.randint(0, 256)
+            rlen = n + grh + self.rng.randint(0, 64)
+            roff = self.rng.randint(0, T.SIZE - rlen)
+            p.post_recv(b, roff, rlen)
+            sends.append((n, roff))
+        if not self.call(f"ibv_modify_srq(IBV_SRQ_LIMIT={lim}) with {k} receives posted",
+                         lambda: b.srq.modify(b.lib.SrqAttr(srq_limit=lim), e.IBV_SRQ_LIMIT), 0):
+            return
+        for i, (n, roff) in enumerate(sends):
+            soff = self.rng.randint(0, T.SIZE - n)
+            data = self.fill(a, soff, n)
+
+            def build(x, soff=soff, n=n):
+                x.wr_send()
+                if p.qpt == M.QPT_UD:
+                    x.wr_set_ud_addr(a.ah, b.qp.qp_num, T.QKEY)
+                x.wr_set_sge(a.lib.SGE(a.mr.buf + soff, n, a.mr.lkey))
+            st = self.post(p, a, build, f"ibv_wr_send({T.NAMES[p.qpt]}, {n} bytes) into"
+                           f" receive {i + 1} of {k} from the SRQ", (0, M.WC_SEND), n)
+            if st != 0:
+                return self.error(p, a, st) if st is not None else None
+            if self.recv_check(p, b, n, None):
+                b.shadow[roff + grh:roff + grh + n] = data
+            left = k - i - 1
+            if left >= lim:
+                self.same(f"  {left} left, limit {lim}: no async event",
+                          b.lib.async_events(b.ctx, 0), [])
+            elif left == lim - 1:
+                self.same(f"  {left} left, below the limit {lim}: IBV_EVENT_SRQ_LIMIT_REACHED",
+                          b.lib.async_events(b.ctx, 20), [e.IBV_EVENT_SRQ_LIMIT_REACHED])
+                self.same("  ibv_query_srq: srq_limit 0 (disarmed)", b.srq.query().srq_limit, 0)
+        self.same("  no other async event", b.lib.async_events(b.ctx, 0), [])
+        for s in (a, b):
+            self.same(f"  the {T.SIZE} bytes of {'a' if s is a else 'b'}'s MR match the model",
+                      s.mr.read(T.SIZE, 0) == bytes(s.shadow), True)
+
     # -- ibv_post_send with a list of WRs --------------------------------
     def post_send_list(self, p, src, dst):
         """2 to 4 SENDs in one ibv_post_send; invalid: one of them with too

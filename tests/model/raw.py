@@ -113,3 +113,36 @@ def qp_pointer(qp):
            C.c_uint32.from_address(w + 60).value == qp.qp_type:
             return w
     raise LookupError("no struct ibv_qp in the pyverbs QP")
+
+
+def mw_pointer(mw):
+    """The struct ibv_mw * a pyverbs MW holds, found as qp_pointer finds a
+    QP's: the word pointing at a struct whose rkey (offset 16), handle (20)
+    and type (24) are the window's."""
+    words = (C.c_uint64 * 16).from_address(id(mw))
+    for w in list(words)[2:]:
+        if w > 0x10000 and w % 8 == 0 and \
+           C.c_uint32.from_address(w + 16).value == mw.rkey and \
+           C.c_uint32.from_address(w + 20).value == mw.handle and \
+           C.c_uint32.from_address(w + 24).value == mw.type:
+            return w
+    raise LookupError("no struct ibv_mw in the pyverbs MW")
+
+
+def set_mw_rkey(mw, rkey):
+    """Write RKEY into the window's mw->rkey, as ibv_bind_mw(3) asks of its
+    caller when a bind's completion reports a failure: the provider has
+    put the new R_Key there when the bind was posted."""
+    C.c_uint32.from_address(mw_pointer(mw) + 16).value = rkey
+
+
+def async_fd(ctx):
+    """The async_fd of the struct ibv_context a pyverbs Context holds
+    (pyverbs 44 gives cmd_fd, not it): found as qp_pointer finds a QP, the
+    word pointing at a struct whose cmd_fd (offset 264 in rdma-core 44's
+    verbs.h) is the context's; async_fd follows it."""
+    words = (C.c_uint64 * 16).from_address(id(ctx))
+    for w in list(words)[2:]:
+        if w > 0x10000 and w % 8 == 0 and C.c_int.from_address(w + 264).value == ctx.cmd_fd:
+            return C.c_int.from_address(w + 268).value
+    raise LookupError("no struct ibv_context in the pyverbs Context")

@@ -27,13 +27,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import verbs as M  # noqa: E402
-from raw import Raw  # noqa: E402
+from raw import Raw, set_mw_rkey  # noqa: E402
 import traffic as T  # noqa: E402
 from traffic import SIZE  # noqa: E402
 from peer import Peer  # noqa: E402
 from ddmin import ddmin  # noqa: E402
 from queues import QueueSteps  # noqa: E402
 from cm import CmSteps  # noqa: E402
+from cmconn import CmConnSteps  # noqa: E402
 
 import pyverbs.device as d  # noqa: E402
 import pyverbs.enums as e  # noqa: E402
@@ -57,7 +58,7 @@ class Divergence(Exception):
     pass
 
 
-class Run(QueueSteps, CmSteps):
+class Run(QueueSteps, CmSteps, CmConnSteps):
     def __init__(self, seed, invalid, dev, trace=False, quiet=False, peer=None,
                  common=False):
         self.trace, self.quiet = trace, quiet
@@ -77,6 +78,7 @@ class Run(QueueSteps, CmSteps):
         self.pds, self.cqs, self.qps, self.mrs, self.mws = [], [], [], [], []
         self.srqs = []
         self.cm_channel, self.cm_ids, self.cm_lost = None, [], []    # rdma_cm (cm.py)
+        self.cm_conns, self.cm_ports = [], 0     # its connections (cmconn.py)
         self.raw_qps = []        # [ptr, qp_type, set of groups]
         self.raw_mrs = []
         self.dev, self.ctx2, self.pairs = dev, None, []
@@ -332,6 +334,7 @@ class Run(QueueSteps, CmSteps):
                 + (f" [{case}]" if bad else ""))
         # ibv_bind_mw(3): a bad bind fails here or in its completion, which
         # then leaves the RC QP in ERR.
+        old = w["mw"].rkey
         if not self.call(text, lambda: q["qp"].bind_mw(w["mw"], MWBind(info, e.IBV_SEND_SIGNALED)),
                          EITHER if bad else 0):
             return
@@ -343,6 +346,11 @@ class Run(QueueSteps, CmSteps):
             m["windows"] += 1
         else:
             q["state"] = M.ERR
+            # ibv_bind_mw(3)'s NOTES: the new R_Key is in mw->rkey once
+            # posted; after a failed completion the caller puts the old one
+            # back (rxe checks the next bind's key against the window's,
+            # droce finds the window by its handle: interop.md, seed 14)
+            set_mw_rkey(w["mw"], old)
 
     def wr_batch(self):
         q = self.pick(self.qps, lambda q: q["ex"] and q["state"] == M.RTS)
@@ -451,9 +459,10 @@ class Run(QueueSteps, CmSteps):
         if p:
             self.pairs.append(p)
 
-    def pair_list(self):
-        """ibv_post_send with a list of WRs on a working pair (queues.py)."""
-        p = self.pick(self.pairs, lambda p: not p.broken)
+    def pair_list(self, p=None):
+        """ibv_post_send with a list of WRs on a working pair (queues.py):
+        one of self.pairs, or P (an rdma_cm connection's, cmconn.py)."""
+        p = p or self.pick(self.pairs, lambda p: not p.broken)
         if p:
             src, dst = (p.a, p.b) if self.rng.random() < 0.5 else (p.b, p.a)
             self.post_send_list(p, src, dst)
@@ -475,8 +484,10 @@ class Run(QueueSteps, CmSteps):
         s.shadow[off:off + n] = data
         return data
 
-    def pair_op(self):
-        p = self.pick(self.pairs)
+    def pair_op(self, p=None):
+        """One operation on a pair: one of self.pairs, or P (an rdma_cm
+        connection's, never broken here: cmconn.py ends those)."""
+        p = p or self.pick(self.pairs)
         if not p:
             return
         src, dst = (p.a, p.b) if self.rng.random() < 0.5 else (p.b, p.a)
@@ -922,11 +933,16 @@ class Run(QueueSteps, CmSteps):
                 (self.pair_up, 2 * (len(self.pairs) < 2)), (self.pair_op, 12 * bool(self.pairs)),
                 (self.pair_down, 1), (self.pair_list, 2 * bool(self.pairs)),
                 (self.create_srq, 2 * (len(self.srqs) < 2)), (self.srq_op, 4 * bool(self.srqs)),
-                (self.cm_create, len(self.cm_ids) < 2), (self.cm_op, 3 * bool(self.cm_ids))]
+                (self.cm_create, len(self.cm_ids) < 2), (self.cm_op, 3 * bool(self.cm_ids)),
+                (self.cm_conn_up, 0.5 * (not self.cm_conns)),
+                (self.cm_conn_op, 4 * bool(self.cm_conns)),
+                (self.pair_srq_limit, bool(self.pairs or self.cm_conns))]
         act, = self.master.choices([a for a, _ in acts], [w for _, w in acts])
         return act.__name__
 
     def teardown(self):
+        for c in list(self.cm_conns):
+            self.cm_conn_down(c, "teardown")
         self.cm_teardown()
         for qp, _, groups in self.raw_qps:
             for g in groups:

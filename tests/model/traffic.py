@@ -5,19 +5,23 @@ or UD QPs (loopback on one context, or two contexts), each with a PD, a CQ
 and a 4 KiB MR; one random operation at a time, every completion (status,
 opcode, byte_len, imm, wr_id) and every byte of both MRs checked against a
 shadow copy kept from verbs.OPS and verbs.REMOTE_ERRORS."""
+import os
+import select
 import struct
 import time
 from types import SimpleNamespace
 
 import verbs as M
-from raw import Raw, qp_pointer
+from raw import Raw, async_fd, qp_pointer
 
 import pyverbs.enums as e
 import pyverbs.device as d
 from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
+from pyverbs.cmid import AddrInfo, CMEvent, CMEventChannel, CMID, ConnParam
 from pyverbs.cq import CQ
 from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QPAttr, QPCap, QPEx, QPInitAttrEx
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr, SrqInitAttrEx
 from pyverbs.wr import RecvWR, SendWR, SGE
@@ -47,6 +51,28 @@ def _detach(qp, gid):
     return Raw.detach_mcast(qp_pointer(qp), gid)
 
 
+def _async_events(ctx, wait):
+    """The types of the async events pending on CTX, each acked
+    (ibv_get_async_event(3), its fd in non-blocking mode as the page
+    describes): WAIT seconds at most for the first (a guard against a hang
+    when none comes, not a timed check), none for the rest. The fd may be
+    readable with an event the library drops (droce's shim: one for an
+    object destroyed since), which then reads as EAGAIN."""
+    fd, got = async_fd(ctx), []
+    os.set_blocking(fd, False)
+    end = time.monotonic() + wait
+    while select.select([fd], [], [], 0 if got else max(0.0, end - time.monotonic()))[0]:
+        try:
+            ev = ctx.get_async_event()
+        except PyverbsRDMAError:
+            if got or time.monotonic() >= end:
+                break
+            continue
+        got.append(int(ev.event_type))
+        ev.ack()
+    return got
+
+
 # What a side makes its objects with: here, or (peer.py) in the process
 # on the other daemon, where Peer.lib.X runs LIB.X.
 LIB = SimpleNamespace(
@@ -54,7 +80,8 @@ LIB = SimpleNamespace(
     QPAttr=QPAttr, MR=MR, MW=MW, MWBindInfo=MWBindInfo, SGE=SGE, RecvWR=RecvWR,
     SendWR=SendWR, AH=AH, AHAttr=AHAttr, GID=GID, GlobalRoute=GlobalRoute, SRQ=SRQ,
     SrqAttr=SrqAttr, SrqInitAttr=SrqInitAttr, SrqInitAttrEx=SrqInitAttrEx,
-    attach_mcast=_attach, detach_mcast=_detach)
+    attach_mcast=_attach, detach_mcast=_detach, CMEventChannel=CMEventChannel, CMID=CMID,
+    CMEvent=CMEvent, AddrInfo=AddrInfo, ConnParam=ConnParam, async_events=_async_events)
 
 
 def inc_rkey(k):
@@ -121,12 +148,8 @@ class Pair:
     or in the peer process on the other daemon)."""
 
     def __init__(self, ctx_a, ctx_b, qpt, gid_index, lib_b=LIB, ops=None, srq=False):
-        self.qpt = qpt
-        self.a = Side(ctx_a, qpt, gid_index, ops=ops)
-        self.b = Side(ctx_b, qpt, gid_index, lib_b, ops, srq)
-        self.gid_index = gid_index
-        self.broken = False          # an RC error put a QP in ERR: the pair is done
-        self.wr_id = 0
+        self.sides(qpt, Side(ctx_a, qpt, gid_index, ops=ops),
+                   Side(ctx_b, qpt, gid_index, lib_b, ops, srq), gid_index)
         for s, peer in ((self.a, self.b), (self.b, self.a)):
             self.connect(s, peer)
         if qpt == M.QPT_UD:
@@ -140,6 +163,19 @@ class Pair:
                 send_ops_flags=SEND_OPS[qpt]))
             self.dead_qpn = dead.qp_num
             dead.close()
+
+    def sides(self, qpt, a, b, gid_index):
+        self.qpt, self.a, self.b, self.gid_index = qpt, a, b, gid_index
+        self.broken = False          # an RC error put a QP in ERR: the pair is done
+        self.err_side = None
+        self.wr_id = 0
+
+    @classmethod
+    def of(cls, qpt, a, b, gid_index):
+        """A pair of two sides whose QPs someone else connected (rdma_cm)."""
+        p = cls.__new__(cls)
+        p.sides(qpt, a, b, gid_index)
+        return p
 
     def ah_attr(self, s, gid):
         """S's address attributes to the GID (text)."""

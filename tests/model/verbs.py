@@ -710,7 +710,8 @@ VERBS.update({
                            {"id": CM_ID}, consumes=("cm_id",)),
     "rdma_bind_addr": _cm("int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)",
                           "rdma_bind_addr(3)",
-                          {"id": CM_ID,
+                          {"id": Arg("struct rdma_cm_id *", valid="idle",
+                                     invalid={"a connected id": ("id", EINVAL)}),
                            "addr": Arg("struct sockaddr *", valid="one of droced's addresses"
                                        " or the wildcard; port 0 picks one",
                                        invalid={"an address not droced's": (
@@ -722,38 +723,47 @@ VERBS.update({
                              " *src_addr, struct sockaddr *dst_addr, int timeout_ms)",
                              "rdma_resolve_addr(3): RDMA_CM_EVENT_ADDR_RESOLVED or"
                              " _ADDR_ERROR later",
-                             {"id": CM_ID, "dst_addr": Arg("struct sockaddr *",
+                             {"id": Arg("struct rdma_cm_id *", valid="idle or bound",
+                                        invalid={"a connected id": ("id", EINVAL)}),
+                              "dst_addr": Arg("struct sockaddr *",
                                                            valid="a reachable address")},
                              requires={"cm_id": f"{CM_IDLE} or {CM_BOUND}"},
                              leaves={"cm_id": CM_ADDR}),
     "rdma_resolve_route": _cm("int rdma_resolve_route(struct rdma_cm_id *id, int"
                               " timeout_ms)", "rdma_resolve_route(3): ROUTE_RESOLVED later",
                               {"id": Arg("struct rdma_cm_id *", valid="addr resolved",
-                                         invalid={"an idle id": ("id", EINVAL)})},
+                                         invalid={"an idle id": ("id", EINVAL),
+                                                  "a connected id": ("id", EINVAL)})},
                               requires={"cm_id": CM_ADDR}, leaves={"cm_id": CM_ROUTE}),
     "rdma_listen": _cm("int rdma_listen(struct rdma_cm_id *id, int backlog)",
                        "rdma_listen(3): backlog <= 0 means the default",
                        {"id": Arg("struct rdma_cm_id *", valid="bound",
-                                  invalid={"an idle id": ("id", EINVAL)})},
+                                  invalid={"an idle id": ("id", EINVAL),
+                                           "a connected id": ("id", EINVAL)})},
                        requires={"cm_id": CM_BOUND}, leaves={"cm_id": CM_LISTEN}),
     "rdma_connect": _cm("int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param"
                         " *conn_param)", "rdma_connect(3): ESTABLISHED, REJECTED or"
                         " UNREACHABLE later",
                         {"id": Arg("struct rdma_cm_id *", valid="route resolved, with a QP"
                                    " or qp_num in conn_param",
-                                   invalid={"an idle id": ("id", EINVAL)})},
+                                   invalid={"an idle id": ("id", EINVAL),
+                                            # Linux's cma; droce gave EISCONN
+                                            "a connected id": ("id", EINVAL)})},
                         requires={"cm_id": CM_ROUTE}, leaves={"cm_id": CM_CONNECT}),
     "rdma_accept": _cm("int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param"
                        " *conn_param)", "rdma_accept(3)",
                        {"id": Arg("struct rdma_cm_id *", valid="an id from a"
                                   " CONNECT_REQUEST event",
-                                  invalid={"an id not asked to connect": ("id", EINVAL)})},
+                                  invalid={"an id not asked to connect": ("id", EINVAL),
+                                           "a connected id": ("id", EINVAL)})},
                        leaves={"cm_id": CM_CONNECTED}),
     "rdma_reject": _cm("int rdma_reject(struct rdma_cm_id *id, const void *private_data,"
                        " uint8_t private_data_len)", "rdma_reject(3)",
                        {"id": Arg("struct rdma_cm_id *", valid="an id from a"
                                   " CONNECT_REQUEST event",
-                                  invalid={"an id not asked to connect": ("id", EINVAL)})}),
+                                  invalid={"an id not asked to connect": ("id", EINVAL),
+                                           # the IB CM refuses a REJ once established
+                                           "a connected id": ("id", EINVAL)})}),
     "rdma_disconnect": _cm("int rdma_disconnect(struct rdma_cm_id *id)", "rdma_disconnect(3):"
                            " DISCONNECTED on both sides; the QP to ERR",
                            {"id": Arg("struct rdma_cm_id *", valid="connected or connecting",
