@@ -411,6 +411,13 @@ uint16_t droce_port_rx_input(struct droce_port *port, struct rte_mbuf **pkts, ui
 uint16_t droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
 			     uint16_t n);
 
+/**
+ * Queue @p q's lcore, when it has nothing to send: let the PMD push what
+ * it may still hold from the last bursts (net_af_packet leaves frames in
+ * its TX ring when the kernel stops early). Does nothing after a while.
+ */
+void droce_port_queue_kick(struct droce_port *port, uint16_t q);
+
 /** droce_port_alloc() for queue @p q's lcore. */
 struct rte_mbuf *droce_port_queue_alloc(struct droce_port *port, uint16_t q);
 

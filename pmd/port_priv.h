@@ -76,6 +76,8 @@ struct mcast_group {
 struct port_queue {
 	struct rte_mbuf *stash[32];	/* for droce_port_queue_alloc() */
 	unsigned int n_stash;
+	unsigned int kicks;		/* droce_port_queue_kick()s left since the last burst */
+	uint64_t next_kick;		/* TSC: not before */
 	uint64_t cnt[DROCE_PORT_CNT_COUNT];	/* RX_FRAMES, RX_ROCE, TX_FRAMES, TX_REFUSED */
 } __rte_cache_aligned;
 

@@ -28,6 +28,15 @@
 #define IPV6_HDR	40
 #define UDP_HDR		8
 #define ROCE_PORT_BE	RTE_BE16(4791)
+/*
+ * net_af_packet hands a burst to the kernel with one non-blocking
+ * sendto(); when the kernel stops early (ENOBUFS, EAGAIN: the socket's
+ * send budget) the rest waits in its TX ring, counted as sent, until the
+ * next burst on that queue. A queue that goes quiet after a burst (a
+ * worker's, a short-lived client's multicast) is kicked this many times,
+ * 100 us apart, while idle (a burst of none still calls sendto()).
+ */
+#define PORT_KICKS	64
 
 bool
 port_owns_ipv4(const struct droce_port *port, rte_be32_t ip)
@@ -142,7 +151,24 @@ droce_port_tx_try(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 	uint16_t sent = rte_eth_tx_burst(port->port_id, 0, pkts, n);
 
 	port->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
+	port->q[0].kicks = PORT_KICKS;
 	return sent;
+}
+
+void
+droce_port_queue_kick(struct droce_port *port, uint16_t q)
+{
+	struct port_queue *pq = &port->q[q];
+	uint64_t now;
+
+	if (pq->kicks == 0)
+		return;
+	now = rte_get_tsc_cycles();
+	if (now < pq->next_kick)
+		return;
+	pq->next_kick = now + port->hz / 10000;	/* 100 us apart: 6.4 ms in all */
+	pq->kicks--;
+	(void)rte_eth_tx_burst(port->port_id, q, NULL, 0);
 }
 
 uint16_t
@@ -447,6 +473,7 @@ droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
 		return droce_port_tx_burst(port, pkts, n);
 	sent = rte_eth_tx_burst(port->port_id, q, pkts, n);
 	pq->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
+	pq->kicks = PORT_KICKS;
 	if (droce_unlikely(sent < n)) {
 		pq->cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
 		rte_pktmbuf_free_bulk(pkts + sent, (unsigned int)(n - sent));

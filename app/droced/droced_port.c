@@ -221,10 +221,12 @@ droced_port_wait_drain(int fd)
  * Parse each frame and give it to the engine it is for: this worker's
  * (any group's frame too: its engine hands copies to the others with
  * members), else whole to the owner's hand-off ring. Frees what stayed.
+ * @p wire: they came from the port (counted here, once), not from another
+ * worker's engine (a loopback or group copy, or a frame it counted).
  */
 static void
 rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool local_only,
-	   uint64_t now)
+	   bool wire, uint64_t now)
 {
 	struct droced_worker *w = p->w;
 	struct rte_mbuf *done[BURST];
@@ -255,6 +257,10 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 			done[n_done++] = m;
 			continue;
 		}
+		if (wire) {
+			p->roce.rx_pkts++;
+			p->roce.rx_bytes += len;
+		}
 		owner = droce_engine_owner(w->eng, &pkt);
 		if (owner >= 0 && (unsigned int)owner != w->id) {
 			/* it is theirs now */
@@ -263,8 +269,6 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 				p->handoff_drops++;
 			continue;
 		}
-		p->roce.rx_pkts++;
-		p->roce.rx_bytes += len;
 		droce_engine_rx(w->eng, &pkt, frame, len, local_only, now);
 		done[n_done++] = m;
 	}
@@ -288,7 +292,7 @@ droced_port_rx(struct droced_worker *w, uint64_t now)
 			if (droced_handoff(w->d, 0, slow[i], DROCED_HANDOFF_SLOW) < 0)
 				p->handoff_drops++;
 	}
-	rx_deliver(p, pkts, n, false, now);
+	rx_deliver(p, pkts, n, false, true, now);
 	return n + n_slow;
 }
 
@@ -298,9 +302,11 @@ droced_port_rx_handed(struct droced_worker *w, struct rte_mbuf **pkts, unsigned 
 {
 	struct port_state *p = w->port_state;
 
+	/* frames another queue took but did not sort are the wire's; the rest were counted */
 	if (tag & DROCED_HANDOFF_SLOW)
 		n = droce_port_rx_input(p->port, pkts, (uint16_t)n);
-	rx_deliver(p, pkts, n, (tag & DROCED_HANDOFF_LOCAL) != 0, now);
+	rx_deliver(p, pkts, n, (tag & DROCED_HANDOFF_LOCAL) != 0,
+		   (tag & DROCED_HANDOFF_SLOW) != 0, now);
 }
 
 void
@@ -309,8 +315,10 @@ droced_port_flush(struct droced_worker *w)
 	struct port_state *p = w->port_state;
 	uint16_t sent;
 
-	if (p->n_tx == 0)
+	if (p->n_tx == 0) {
+		droce_port_queue_kick(p->port, p->q);	/* frames the PMD may still hold */
 		return;
+	}
 	sent = droce_port_queue_tx(p->port, p->q, p->tx, (uint16_t)p->n_tx);
 	(void)sent;			/* the port freed and counted what it refused */
 	p->n_tx = 0;

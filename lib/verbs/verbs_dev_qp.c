@@ -311,6 +311,7 @@ group_gone(const uint8_t mgid[16], void *arg)
 void
 dev_qp_free(struct droce_dev *dev, struct dev_qp *qp)
 {
+	engine_qp_send_out(qp->eng, qp);
 	droce_mcast_detach_all(dev->mcast, qp, group_gone, dev);
 	engine_qp_detach(qp->eng, qp);
 	qp->pd->refs--;

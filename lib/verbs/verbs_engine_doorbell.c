@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "droce_idle.h"
 #include "verbs_engine_priv.h"
 
 /* Move new SQ slots into the transport, and check the RQ ring's index. */
@@ -58,6 +59,25 @@ engine_qp_drain(struct droce_engine *eng, struct dev_qp *qp, uint64_t now)
 	droce_shm_release(qp->sq.r, qp->sq.idx);
 	if (qp->state == IBV_QPS_ERR)
 		engine_rq_flush(qp);
+}
+
+/*
+ * A UD QP about to be destroyed: its posted sends go out now (datagrams
+ * posted before ibv_destroy_qp were valid; mckey's sender exits right
+ * after posting unsignaled ones, and with several workers its engine may
+ * not have polled in between). Called with the engine's worker parked.
+ */
+void
+engine_qp_send_out(struct droce_engine *eng, struct dev_qp *qp)
+{
+	uint64_t now = droce_now_ns();
+	unsigned int i;
+
+	if (qp->tqp.attr.type != IBV_QPT_UD || qp->state != IBV_QPS_RTS)
+		return;
+	engine_qp_drain(eng, qp, now);
+	for (i = 0; i < 1024 && droce_tqp_has_work(&qp->tqp); i++)
+		(void)droce_tqp_poll(&qp->tqp, now, 32);
 }
 
 unsigned int

@@ -99,6 +99,7 @@ bool engine_swqe_convert(struct droce_engine *eng, struct dev_qp *qp,
 
 /* verbs_engine_doorbell.c */
 void engine_qp_drain(struct droce_engine *eng, struct dev_qp *qp, uint64_t now);
+void engine_qp_send_out(struct droce_engine *eng, struct dev_qp *qp);
 
 /* verbs_engine_tx.c */
 bool engine_gid_is_local(const struct droce_engine *eng, const uint8_t *gid);
