@@ -76,7 +76,8 @@ enum droce_pkt_flag {
 /**
  * A RoCEv2 packet, decoded to host order. parse fills it from a frame; build
  * writes a frame's headers from it. Extension-header members are meaningful
- * only when the opcode's descriptor lists that header.
+ * only when the opcode's descriptor lists that header: parse leaves the
+ * others as they were (DETH's excepted, zeroed), so read none unchecked.
  */
 struct droce_pkt {
 	uint32_t flags;			/**< enum droce_pkt_flag */
