@@ -233,9 +233,9 @@ droce_pad_bytes(uint32_t len)
  * for the masked LRH, then the IP header to the end of the pad with the
  * variant fields (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow label,
  * hop limit; UDP checksum; BTH FECN/BECN/resv6) set to ones.
- * droce_icrc_calc() copies only the headers (to mask them) and reads the
- * payload in place; droce_icrc_set() masks the headers in place.
- * ISA-L's PCLMUL CRC does the work; the state chains across buffers.
+ * Nothing is copied or masked: the masking is folded into the CRC's seed
+ * (CRC-32 is linear) and the packet read once in place. ISA-L's PCLMUL CRC
+ * does the work; the state chains across buffers.
  */
 
 /** CRC state after the masked IP, UDP and BTH (@p l3 points at the IP header). */
@@ -244,11 +244,7 @@ uint32_t droce_icrc_begin(const void *l3);
 uint32_t droce_icrc_update(uint32_t crc, const void *buf, uint32_t len);
 /** ICRC of the @p len bytes from @p l3 (IP header to the end of the pad). */
 uint32_t droce_icrc_calc(const void *l3, uint32_t len);
-/**
- * Compute the ICRC of a frame built by droce_pkt_build_hdrs() and write it.
- * The frame's variant header fields are set to ones while the CRC runs over
- * it in place, then put back: no other thread may read the frame meanwhile.
- */
+/** Compute the ICRC of a frame built by droce_pkt_build_hdrs() and write it. */
 void droce_icrc_set(const struct droce_pkt *pkt, void *frame);
 
 /** The ICRC travels least significant byte first (as the Ethernet FCS). */
