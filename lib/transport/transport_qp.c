@@ -261,22 +261,14 @@ droce_tqp_sq_drained(const struct droce_tqp *qp)
 	return qp->attr.type != IBV_QPT_RC || qp->comp.idx == qp->req.idx;
 }
 
+/* tqp_pkt_init() for a new or changed path, or a UD address */
 void
-tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
-	     const struct droce_av *av, uint32_t dqpn)
+tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
+		  const struct droce_av *av, uint32_t dqpn)
 {
 	uint32_t fl;
 	bool connected = av == &qp->attr.av;
 
-	/* the same path as the last packet: only the opcode and PSN differ */
-	if (connected && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
-	    qp->tx_proto.pkey == qp->attr.pkey &&
-	    memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0) {
-		*pkt = qp->tx_proto.pkt;
-		pkt->opcode = opcode;
-		pkt->psn = psn & DROCE_24BIT_MASK;
-		return;
-	}
 	memset(pkt, 0, sizeof(*pkt));
 	memcpy(pkt->smac, av->smac, 6);
 	memcpy(pkt->dmac, av->dmac, 6);
