@@ -391,7 +391,8 @@ droce_tqp_frame_build(struct droce_pkt *pkt, const struct droce_iov *iov, unsign
 		memcpy(p, iov[i].base, iov[i].len);
 		p += iov[i].len;
 	}
-	memset(p, 0, pkt->padcnt);
+	/* the pad (0-3 bytes) in one store: the ICRC after it overwrites the rest */
+	memset(p, 0, DROCE_ICRC_BYTES);
 	droce_icrc_set(pkt, buf);
 	return (int)pkt->frame_len;
 }
