@@ -302,21 +302,6 @@ tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, u
 	}
 }
 
-void
-tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *iov,
-	 unsigned int n_iov)
-{
-	uint32_t len = 0;
-	unsigned int i;
-
-	for (i = 0; i < n_iov; i++)
-		len += iov[i].len;
-	pkt->payload_len = len;
-	pkt->padcnt = droce_pad_bytes(len);
-	TQP_CNT(qp, TX_PKTS);
-	qp->ops->xmit(qp->ops_ctx, qp, pkt, iov, n_iov);
-}
-
 /*
  * Resolve bytes [offset, offset + len) of an SGE list into at most
  * DROCE_MAX_SGE host pieces. A list too short for them is DROCE_MEM_SHORT (a
