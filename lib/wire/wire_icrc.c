@@ -153,8 +153,9 @@ droce_icrc_calc(const void *l3, uint32_t len)
 void
 droce_icrc_set(const struct droce_pkt *pkt, void *frame)
 {
-	uint8_t *f = frame;
-	uint32_t end = pkt->frame_len - DROCE_ICRC_BYTES;
+	uint8_t *f = frame, *l3 = f + pkt->l3_off;
+	uint32_t len = pkt->frame_len - DROCE_ICRC_BYTES - pkt->l3_off;
 
-	droce_icrc_store(f + end, droce_icrc_calc(f + pkt->l3_off, end - pkt->l3_off));
+	/* droce_icrc_calc() written out: one call less per packet sent */
+	droce_icrc_store(l3 + len, crc32_gzip_refl(icrc_seed(l3), l3, len));
 }
