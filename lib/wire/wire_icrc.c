@@ -12,8 +12,6 @@
  * segments. Stateless after load: any thread may call it.
  */
 
-#include <string.h>
-
 #include <isa-l/crc.h>
 
 #include "droce_core.h"
