@@ -6,6 +6,8 @@
 
 /* Cross-file internals of lib/transport (not installed). */
 
+#include <string.h>
+
 #include "droce_transport.h"
 #include "droce_wire_gid.h"
 #include "droce_wire_psn.h"
@@ -53,10 +55,29 @@ tqp_npsn(uint32_t len, uint32_t mtu)
 }
 
 /* transport_qp.c */
-void tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
-		  const struct droce_av *av, uint32_t dqpn);
-void tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *iov,
-	      unsigned int n_iov);
+void tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode,
+		       uint32_t psn, const struct droce_av *av, uint32_t dqpn);
+
+/*
+ * Describe a packet to send on path @p av to @p dqpn. The connected path
+ * reuses the description made last while it is unchanged: only the opcode
+ * and PSN differ. Inline, with the rest out of line, so the usual case has
+ * no call and no spilled registers.
+ */
+static inline void
+tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
+	     const struct droce_av *av, uint32_t dqpn)
+{
+	if (av == &qp->attr.av && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
+	    qp->tx_proto.pkey == qp->attr.pkey &&
+	    memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0) {
+		*pkt = qp->tx_proto.pkt;
+		pkt->opcode = opcode;
+		pkt->psn = psn & DROCE_24BIT_MASK;
+		return;
+	}
+	tqp_pkt_init_path(qp, pkt, opcode, psn, av, dqpn);
+}
 void tqp_to_error(struct droce_tqp *qp, enum droce_tqp_fault why);
 void tqp_send_error(struct droce_tqp *qp);
 void tqp_cq_push(struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe);
@@ -65,6 +86,22 @@ enum droce_mem_err tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sg
 				struct droce_iov *iov, unsigned int *n_iov);
 enum droce_mem_err tqp_scatter(struct droce_tqp *qp, const struct droce_sge *sge,
 			       uint32_t num_sge, uint32_t offset, const void *src, uint32_t len);
+
+/* Hand a packet with payload @p iov to the owner (inline: once per packet) */
+static inline void
+tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *iov,
+	 unsigned int n_iov)
+{
+	uint32_t len = 0;
+	unsigned int i;
+
+	for (i = 0; i < n_iov; i++)
+		len += iov[i].len;
+	pkt->payload_len = len;
+	pkt->padcnt = droce_pad_bytes(len);
+	TQP_CNT(qp, TX_PKTS);
+	qp->ops->xmit(qp->ops_ctx, qp, pkt, iov, n_iov);
+}
 
 /* transport_req.c: requester and completer */
 unsigned int req_poll(struct droce_tqp *qp, uint64_t now, unsigned int budget);

@@ -293,7 +293,7 @@ static enum resp_result
 resp_write(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payload)
 {
 	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
-	uint8_t *host;
+	uint8_t *host = NULL;
 
 	/* WRITE with immediate needs its receive WQE before anything is written */
 	if (d->flags & DROCE_OPF_IMM) {
@@ -317,7 +317,9 @@ resp_write(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *pay
 	    ((d->flags & DROCE_OPF_END) && pkt->payload_len != qp->resp.wr_left))
 		return RESP_INV_REQ;	/* more or less data than the RETH announced */
 	if (pkt->payload_len > 0) {
-		if (qp->ops->mem_resolve(qp->ops_ctx, qp, qp->resp.wr_rkey, qp->resp.wr_va,
+		/* a first packet's host is the RETH's, just resolved for the whole message */
+		if (host == NULL &&
+		    qp->ops->mem_resolve(qp->ops_ctx, qp, qp->resp.wr_rkey, qp->resp.wr_va,
 					 pkt->payload_len, IBV_ACCESS_REMOTE_WRITE, &host) != DROCE_MEM_OK)
 			return RESP_ACCESS;	/* invalidated meanwhile */
 		memcpy(host, payload, pkt->payload_len);

@@ -76,7 +76,8 @@ enum droce_pkt_flag {
 /**
  * A RoCEv2 packet, decoded to host order. parse fills it from a frame; build
  * writes a frame's headers from it. Extension-header members are meaningful
- * only when the opcode's descriptor lists that header.
+ * only when the opcode's descriptor lists that header: parse leaves the
+ * others as they were (DETH's excepted, zeroed), so read none unchecked.
  */
 struct droce_pkt {
 	uint32_t flags;			/**< enum droce_pkt_flag */
@@ -232,8 +233,9 @@ droce_pad_bytes(uint32_t len)
  * for the masked LRH, then the IP header to the end of the pad with the
  * variant fields (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow label,
  * hop limit; UDP checksum; BTH FECN/BECN/resv6) set to ones.
- * Only the headers are copied (to mask them); the payload is read in place.
- * ISA-L's PCLMUL CRC does the work; the state chains across buffers.
+ * Nothing is copied or masked: the masking is folded into the CRC's seed
+ * (CRC-32 is linear) and the packet read once in place. ISA-L's PCLMUL CRC
+ * does the work; the state chains across buffers.
  */
 
 /** CRC state after the masked IP, UDP and BTH (@p l3 points at the IP header). */

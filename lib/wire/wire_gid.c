@@ -14,14 +14,7 @@
 #include "droce_core.h"
 #include "droce_wire_gid.h"
 
-static const uint8_t v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-void
-droce_gid_from_ipv4(uint8_t gid[DROCE_GID_BYTES], rte_be32_t ip)
-{
-	memcpy(gid, v4mapped_prefix, sizeof(v4mapped_prefix));
-	memcpy(gid + 12, &ip, 4);
-}
+static const uint8_t v4mapped_prefix[12] = DROCE_GID_V4MAPPED_PREFIX;
 
 bool
 droce_gid_is_ipv4(const uint8_t gid[DROCE_GID_BYTES])

@@ -155,8 +155,7 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 
 	memcpy(pkt->dmac, f, 6);
 	memcpy(pkt->smac, f + 6, 6);
-	if (pkt->flags & DROCE_PKT_F_VLAN)
-		pkt->vlan_tci = load_be16(f + 14);
+	pkt->vlan_tci = (pkt->flags & DROCE_PKT_F_VLAN) ? load_be16(f + 14) : 0;
 
 	if (pkt->flags & DROCE_PKT_F_IPV6) {
 		uint32_t w = (uint32_t)load_be16(ip) << 16 | load_be16(ip + 2);
@@ -164,6 +163,8 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->tclass = (uint8_t)(w >> 20);
 		pkt->flow_label = w & 0xfffff;
 		pkt->ttl = ip[7];
+		pkt->ip_id = 0;
+		pkt->ip_frag = 0;
 		memcpy(pkt->sgid, ip + 8, 16);
 		memcpy(pkt->dgid, ip + 24, 16);
 		udp = ip + DROCE_IPV6_BYTES;
@@ -174,6 +175,7 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->ip_id = load_be16(ip + 4);
 		pkt->ip_frag = load_be16(ip + 6);
 		pkt->ttl = ip[8];
+		pkt->flow_label = 0;
 		memcpy(&a, ip + 12, 4);
 		droce_gid_from_ipv4(pkt->sgid, a);
 		memcpy(&a, ip + 16, 4);
@@ -209,6 +211,11 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->deth.qkey = droce_deth_qkey(h);
 		pkt->deth.resv8 = droce_deth_resv8(h);
 		pkt->deth.sqpn = droce_deth_sqpn(h);
+	} else {
+		/* the engine's multicast demux reads the source QP of any opcode */
+		pkt->deth.qkey = 0;
+		pkt->deth.resv8 = 0;
+		pkt->deth.sqpn = 0;
 	}
 	if (d->xhdrs & DROCE_XH(FETH)) {
 		const struct droce_feth *h = (const void *)(x + d->off[DROCE_X_FETH]);
@@ -286,7 +293,13 @@ droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint3
 	if ((d->flags & DROCE_OPF_ATOMIC_WR) && (body != 8 || padcnt != 0))
 		return DROCE_WIRE_DROP_BAD_PAYLOAD_LEN;
 
-	memset(pkt, 0, sizeof(*pkt));
+	/*
+	 * Every member is written below, those of an extension header only
+	 * when the opcode has it (droce_wire.h): no memset of the whole
+	 * description (profiled: a tenth of parsing a 64-byte WRITE).
+	 */
+	pkt->flags = 0;
+	pkt->icrc = 0;
 	if (caplen >= ip_end) {
 		pkt->icrc = droce_icrc_load(f + ip_end - DROCE_ICRC_BYTES);
 		if (droce_icrc_calc(f + l3_off, ip_end - DROCE_ICRC_BYTES - l3_off) != pkt->icrc)
@@ -299,6 +312,7 @@ droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint3
 		pkt->flags |= DROCE_PKT_F_VLAN;
 	if (ipv6)
 		pkt->flags |= DROCE_PKT_F_IPV6;
+	pkt->tmpl = NULL;
 	pkt->l3_off = (uint16_t)l3_off;
 	pkt->bth_off = (uint16_t)bth_off;
 	pkt->payload_off = (uint16_t)(bth_off + d->hdr_len);
