@@ -91,6 +91,10 @@ void engine_srq_fail(struct droce_engine *eng, struct dev_srq *srq, struct dev_q
 void engine_qp_check_drained(struct dev_qp *qp);
 void engine_qp_check_comm_est(struct dev_qp *qp, uint64_t rx_before);
 
+/* verbs_engine_rx.c: a copy of a frame to another engine; -ENOBUFS: its ring or the pool is full */
+int engine_handoff(struct droce_engine *eng, unsigned int to, const uint8_t *frame, uint32_t len,
+		   bool local_only);
+
 /* verbs_engine_wqe.c: client ring slots to transport WQEs */
 int engine_rwqe_take(struct droce_shm_view *ring, uint32_t max_sge, struct droce_recv_wqe *w);
 bool engine_swqe_convert(struct droce_engine *eng, struct dev_qp *qp,

@@ -8,6 +8,8 @@
  * QP1 handler.
  */
 
+#include <errno.h>
+
 #include "droce_wire_gid.h"
 #include "verbs_engine_priv.h"
 
@@ -27,17 +29,25 @@ rx_gsi(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *fra
 	eng->gsi_rx(eng->gsi_arg, pkt, frame + pkt->payload_off, pkt->payload_len, now);
 }
 
+int
+engine_handoff(struct droce_engine *eng, unsigned int to, const uint8_t *frame, uint32_t len,
+	       bool local_only)
+{
+	const struct droce_dev_port_ops *ops = eng->dev->conf.port_ops;
+
+	if (ops->handoff == NULL || ops->handoff(eng->port_arg, to, frame, len, local_only) < 0)
+		return -ENOBUFS;
+	ENG_CNT(eng, RX_HANDOFF);
+	return 0;
+}
+
 /* Another engine's frame: a copy goes to it whole, to be received there. */
 static void
 rx_handoff(struct droce_engine *eng, unsigned int to, const uint8_t *frame, uint32_t len,
 	   bool local_only)
 {
-	const struct droce_dev_port_ops *ops = eng->dev->conf.port_ops;
-
-	if (ops->handoff == NULL || ops->handoff(eng->port_arg, to, frame, len, local_only) < 0)
+	if (engine_handoff(eng, to, frame, len, local_only) < 0)
 		ENG_CNT(eng, RX_HANDOFF_FAIL);
-	else
-		ENG_CNT(eng, RX_HANDOFF);
 }
 
 static void

@@ -25,8 +25,15 @@ droce_engine_poll(struct droce_engine *eng, uint64_t now)
 		struct droce_pkt pkt;
 
 		if (droce_pkt_parse(&pkt, f->data, f->len, f->len) == DROCE_WIRE_OK) {
+			int owner = droce_engine_owner(eng, &pkt);
+
+			/* another engine's QP: if its ring is full the frame waits here, not lost */
+			if (owner >= 0 && (unsigned int)owner != eng->id &&
+			    engine_handoff(eng, (unsigned int)owner, f->data, f->len, false) < 0)
+				break;
 			ENG_CNT(eng, RX_LOOPBACK);
-			droce_engine_rx(eng, &pkt, f->data, f->len, false, now);
+			if (owner < 0 || (unsigned int)owner == eng->id)
+				droce_engine_rx(eng, &pkt, f->data, f->len, false, now);
 		}
 		eng->loop_head++;
 		work++;
