@@ -574,24 +574,41 @@ on_link(const struct droce_port *port, const uint8_t gid[16], bool v4)
 	return false;
 }
 
+/*
+ * A group's MAC or ours for @p gid (0, in @p mac), or the neighbour to ask
+ * for (1, in *hop): @p gid itself, or off our link the family's gateway.
+ */
 static int
-neigh_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
+neigh_next_hop(const struct droce_port *port, const uint8_t *gid, uint8_t mac[6],
+	       const uint8_t **hop)
 {
 	static const uint8_t none[16];
-	struct neigh_entry *e;
-	uint64_t now;
 	bool v4;
 
 	if (droce_gid_is_mcast(gid))
-		return droce_gid_mcast_mac(gid, mac);
+		return droce_gid_mcast_mac(gid, mac);	/* 0 or -errno */
 	v4 = droce_gid_is_ipv4(gid);
 	if (v4 ? port_owns_ipv4(port, droce_gid_to_ipv4(gid)) : port_owns_ipv6(port, gid)) {
 		memcpy(mac, port->mac.addr_bytes, 6);
 		return 0;
 	}
-	/* off our link: the next hop is the gateway, if there is one */
+	*hop = gid;
 	if (!on_link(port, gid, v4) && memcmp(v4 ? port->gateway4 : port->gateway6, none, 16) != 0)
-		gid = v4 ? port->gateway4 : port->gateway6;
+		*hop = v4 ? port->gateway4 : port->gateway6;
+	return 1;
+}
+
+static int
+neigh_resolve(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
+{
+	struct neigh_entry *e;
+	uint64_t now;
+	bool v4;
+	int ret = neigh_next_hop(port, gid, mac, &gid);
+
+	if (ret <= 0)
+		return ret;
+	v4 = droce_gid_is_ipv4(gid);
 	e = neigh_find(port, gid);
 	now = rte_get_tsc_cycles();
 	if (e != NULL) {
@@ -680,21 +697,12 @@ neigh_peek_once(struct droce_port *port, const uint8_t gid[16], uint8_t mac[6])
 int
 droce_port_neigh_peek(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES], uint8_t mac[6])
 {
-	static const uint8_t none[16];
 	const uint8_t *hop = gid;
 	uint32_t seq;
-	bool v4;
-	int ret;
+	int ret = neigh_next_hop(port, gid, mac, &hop);
 
-	if (droce_gid_is_mcast(gid))
-		return droce_gid_mcast_mac(gid, mac);
-	v4 = droce_gid_is_ipv4(gid);
-	if (v4 ? port_owns_ipv4(port, droce_gid_to_ipv4(gid)) : port_owns_ipv6(port, gid)) {
-		memcpy(mac, port->mac.addr_bytes, 6);
-		return 0;
-	}
-	if (!on_link(port, gid, v4) && memcmp(v4 ? port->gateway4 : port->gateway6, none, 16) != 0)
-		hop = v4 ? port->gateway4 : port->gateway6;
+	if (ret <= 0)
+		return ret;
 	do {
 		seq = atomic_load_explicit(&port->neigh_seq, memory_order_acquire);
 		ret = (seq & 1) ? -EAGAIN : neigh_peek_once(port, hop, mac);
