@@ -279,6 +279,15 @@ cm_pair() {
 	esac
 	scmd=$(echo "$3" | sed "s/@IP@/$ip/g")
 	ccmd=$(echo "$4" | sed "s/@IP@/$ip/g")
+	# @K@: -k in the guest (cm_ece: rdma-core's librdmacm there), nothing on droce
+	if [ "$2" = rxe ]; then
+		scmd=$(echo "$scmd" | sed 's/@K@/-k/')
+		ccmd=$(echo "$ccmd" | sed 's/ @K@//')
+	else
+		scmd=$(echo "$scmd" | sed 's/ @K@//')
+		ccmd=$(echo "$ccmd" | sed 's/@K@/-k/')
+	fi
+	prog=$(basename "${scmd%% *}")
 	c=1
 	s=1
 	if [ "$2" = rxe ]; then
@@ -286,14 +295,14 @@ cm_pair() {
 		# the guest's listener, in the kernel's rdma_cm resource table: this
 		# server's (its command name), not one of the last server's still
 		# going away
-		if "$R" exec -t 20 vm1 "until rdma resource show cm_id | grep -q 'LISTEN.* comm ${scmd%% *} '; do
+		if "$R" exec -t 20 vm1 "until rdma resource show cm_id | grep -q 'LISTEN.* comm $prog '; do
 			sleep 0.1; done" \
 			>/dev/null 2>&1; then
 			timeout 120 $DR $ccmd >$out.c 2>&1
 			c=$?
 			# rejected (REJ 8), a perftest server waits for good: end it
 			[ $c != 0 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8" $out.c &&
-				"$R" exec -t 20 vm1 "pkill -x ${scmd%% *}" >/dev/null 2>&1
+				"$R" exec -t 20 vm1 "pkill -x $prog" >/dev/null 2>&1
 		else
 			echo "no listener in the guest" >$out.c
 		fi
@@ -550,32 +559,7 @@ cm_ipoib() {
 # statuses decide.
 cm_ece() {	# server side
 	E=$build/tests/rdmacm/cm_ece
-	c=1
-	s=1
-	if [ "$1" = rxe ]; then
-		j=$("$R" spawn -t 120 vm1 "$E -k server 10.77.0.1 7997")
-		if "$R" exec -t 20 vm1 "until rdma resource show cm_id | grep -q 'LISTEN.* comm cm_ece '; do
-			sleep 0.1; done" >/dev/null 2>&1; then
-			timeout 120 $DR "$E" client 10.77.0.1 7997 >$out.c 2>&1
-			c=$?
-		else
-			echo "no listener in the guest" >$out.c
-		fi
-		"$R" wait -t 120 vm1 "$j" >$out.s 2>&1
-		s=$?
-	else
-		droce_wait_listeners 0 || echo "a listener is left on droce" >$out.c
-		$DR timeout 120 "$E" server 10.77.0.100 7997 >$out.s 2>&1 &
-		sp=$!
-		if droce_wait_listeners 1 $sp; then
-			"$R" exec -t 120 vm1 "$E -k client 10.77.0.100 7997" >$out.c 2>&1
-			c=$?
-		else
-			echo "no listener on droce" >>$out.c
-		fi
-		wait $sp
-		s=$?
-	fi
+	cm_pair cm_ece "$1" "$E @K@ server @IP@ 7997" "$E @K@ client @IP@ 7997"
 	cm_report "cm_ece: ECE both ways, rdma_reject_ece (REJ 35), $1 serving" \
 		"$(grep -c '^ok' $out.c) client checks, $(grep -c '^ok' $out.s) server checks"
 }
