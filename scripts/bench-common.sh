@@ -16,6 +16,19 @@ trap 'bench_cleanup' EXIT INT TERM
 eal_a="--lcores 0@0,1@0 --no-huge -m 1024 --no-pci --no-shconf"
 eal_b="--lcores 0@1,1@1 --no-huge -m 1024 --no-pci --no-shconf"
 memif="net_memif0,socket=$work/memif.sock,socket-abstract=no"
+memif_client="$memif,role=client"
+# BENCH_HUGEPAGES=1: DPDK's memory from 2 MB hugepages (scripts/setup
+# --hugepages 1024), one file per process (--single-file-segments) so that
+# the memif client can share its mbufs with the server: zero-copy on the
+# client's side. Results are named huge.<name>.
+huge=""
+if [ "${BENCH_HUGEPAGES:-0}" = 1 ]; then
+	huge="huge."
+	hmem="--huge-dir /dev/hugepages -m 768 --single-file-segments --no-pci"
+	eal_a="--lcores 0@0,1@0 $hmem --file-prefix droce-bench-a$$"
+	eal_b="--lcores 0@1,1@1 $hmem --file-prefix droce-bench-b$$"
+	memif_client="$memif_client,zero-copy=yes"
+fi
 addr_a="--ip 10.0.0.1/24 --mac 02:00:00:00:00:01 --neigh 10.0.0.2=02:00:00:00:00:02 --remote 10.0.0.2"
 addr_b="--ip 10.0.0.2/24 --mac 02:00:00:00:00:02 --neigh 10.0.0.1=02:00:00:00:00:01 --remote 10.0.0.1"
 SECONDS_RUN=${BENCH_SECONDS:-5}
@@ -31,7 +44,7 @@ bench_cleanup() {
 }
 
 result() {	# name value unit [note]
-	printf 'RESULT %s %s %s%s\n' "$1" "$2" "$3" "${4:+ $4}"
+	printf 'RESULT %s%s %s %s%s\n' "$huge" "$1" "$2" "$3" "${4:+ $4}"
 }
 
 # Median of the numbers on stdin.
@@ -61,7 +74,7 @@ tp_pair() {
 	bg_pids="$resp"
 	i=0
 	while [ ! -S "$work/memif.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-	$tp $eal_a --vdev "$memif,role=client" -- --port net_memif0 $addr_a $2 \
+	$tp $eal_a --vdev "$memif_client" -- --port net_memif0 $addr_a $2 \
 		--cmd "start; sleep $((SECONDS_RUN + 1)); stop; show stats; halt; sleep 1" \
 		>"$work/gen" 2>&1 &
 	gen=$!
