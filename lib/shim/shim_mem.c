@@ -25,6 +25,11 @@
  * /proc/self/map_files) and passed as it is if it is a memfd sealed against
  * shrinking (droced maps nothing that could shrink under it); otherwise,
  * EOPNOTSUPP. Our own memfd is sealed against shrinking and growing.
+ * A System V segment already removed (IPC_RMID) and attached once, here,
+ * can never be shared again: it counts as private memory and is moved (UCX
+ * allocates its memory pools so, on hugepages, where a machine has them);
+ * the application's later shmdt() detaches what is left of it, or fails
+ * with EINVAL when all of it moved (the moved pages stay until munmap).
  *
  * A registry counts registrations per page range. When the last one over a
  * range goes, its pages are copied back to private anonymous memory (so
@@ -70,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -96,6 +102,7 @@ struct mem_vma {
 	int prot;
 	bool shared;
 	bool hugetlb;
+	bool sysv;			/* a System V segment (its inode is its shmid) */
 	bool special;			/* [vdso], [vvar], [vsyscall]: never */
 	char path[256];
 };
@@ -235,6 +242,7 @@ maps_collect(uintptr_t lo, uintptr_t hi, struct mem_vma **out)
 		if (pos > 0)
 			snprintf(v[n].path, sizeof(v[n].path), "%s", line + pos);
 		v[n].hugetlb = strstr(v[n].path, "anon_hugepage") != NULL;
+		v[n].sysv = v[n].shared && strncmp(v[n].path, "/SYSV", 5) == 0;
 		v[n].special = strcmp(v[n].path, "[vdso]") == 0 ||
 			       strcmp(v[n].path, "[vvar]") == 0 ||
 			       strcmp(v[n].path, "[vsyscall]") == 0;
@@ -243,6 +251,43 @@ maps_collect(uintptr_t lo, uintptr_t hi, struct mem_vma **out)
 	free(buf);
 	*out = v;
 	return (int)n;
+}
+
+/* The kernel page size of the VMA starting at @p start (hugetlb: 2 MiB), or 0. */
+static unsigned long
+vma_kernel_page(uintptr_t start)
+{
+	char *buf = read_whole("/proc/self/smaps"), *line, *save = NULL;
+	unsigned long s, e, kb = 0;
+	bool in = false;
+
+	if (buf == NULL)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2)
+			in = s == start;
+		else if (in && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1)
+			break;
+	}
+	free(buf);
+	return kb << 10;
+}
+
+/*
+ * A System V segment nobody else can ever attach: removed, and attached
+ * once (by us). Private memory in all but name, so it may be moved; it
+ * takes its page size along (hugetlb segments split at huge pages only).
+ */
+static bool
+vma_sysv_private(struct mem_vma *v)
+{
+	struct shmid_ds ds;
+
+	if (!v->sysv || v->ino > INT32_MAX || shmctl((int)v->ino, IPC_STAT, &ds) != 0 ||
+	    !(ds.shm_perm.mode & SHM_DEST) || ds.shm_nattch != 1)
+		return false;
+	v->hugetlb = vma_kernel_page(v->start) >= MEM_HUGE_ALIGN;
+	return true;
 }
 
 static bool
@@ -579,7 +624,7 @@ shim_mem_get(void *addr, size_t len, bool writable, struct shim_mem_ref *ref)
 		    (writable && !(v[i].prot & PROT_WRITE)))
 			ret = EFAULT;
 		cur = v[i].end;
-		if (vma_is_ours(&v[i]) || !v[i].shared)
+		if (vma_is_ours(&v[i]) || !v[i].shared || vma_sysv_private(&v[i]))
 			any_ours_or_private = true;
 		else
 			any_foreign = true;

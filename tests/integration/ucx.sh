@@ -12,6 +12,9 @@
 #      UCX_TLS=rc_v and ud_v, the registration cache forced on
 #      (UCX_IB_RCACHE=yes): server on side B, client on side A; both must
 #      exit 0 and the client must report its final line with every iteration;
+#      tag_bw with both again with hugepages reserved (the test reserves 128
+#      if fewer than 64 are free): UCX's memory pools then come from System V
+#      hugetlb segments it registers, and it must have taken some;
 #   4. the counters afterwards: device-lifetime (every QP is gone by then),
 #      equal to droce-ctl's, port_*_data in 4-byte words;
 #   5. Prometheus node_exporter's infiniband collector reads them unchanged.
@@ -79,35 +82,70 @@ done
 # ---- 3. ucx_perftest ----
 export UCX_IB_RCACHE=yes	# registration cache on; UCX fails if it cannot have it
 port=13400
+# perf_run TLS TEST [LABEL]: one ucx_perftest, server on B, client on A
+perf_run() {
+	port=$((port + 1))
+	n=1000 s=8
+	case $2 in *_bw | ucp_get) n=200 s=65536 ;; esac
+	srv_log=$DROCE_STATE/ucx-srv-$1-$2.log cli_log=$DROCE_STATE/ucx-cli-$1-$2.log
+	UCX_TLS=$1 timeout 180 $DROCE_RUN_B ucx_perftest -p $port >"$srv_log" 2>&1 &
+	srv=$!
+	i=0
+	until ip netns exec "$DROCE_NS_B" ss -ltn | grep -q ":$port "; do
+		i=$((i + 1))
+		[ $i -le 200 ] && kill -0 $srv 2>/dev/null || break
+		sleep 0.1
+	done
+	UCX_TLS=$1 timeout 180 $DROCE_RUN_A ucx_perftest -p $port -t $2 -n $n -s $s \
+		"$DROCE_IP_B" >"$cli_log" 2>&1
+	crc=$?
+	wait $srv
+	src=$?
+	final=$(awk '$1 == "Final:" { print $2 }' "$cli_log")
+	if [ $crc = 0 ] && [ $src = 0 ] && [ "$final" = $n ]; then
+		ok "UCX_TLS=$1 $2${3:-}: $(awk '$1 == "Final:"' "$cli_log" | tr -s ' ')"
+	else
+		fail "UCX_TLS=$1 $2${3:-}: client exit $crc, server exit $src, final iterations '$final'"
+		grep -v '^ *[0-9]* ' "$cli_log" | tail -n 5 | sed 's/^/    client: /'
+		grep -v '^ *[0-9]* ' "$srv_log" | tail -n 5 | sed 's/^/    server: /'
+	fi
+}
 for tls in rc_v ud_v; do
 	for t in tag_lat tag_bw ucp_put_bw ucp_get ucp_am_bw; do
-		port=$((port + 1))
-		n=1000 s=8
-		case $t in *_bw | ucp_get) n=200 s=65536 ;; esac
-		srv_log=$DROCE_STATE/ucx-srv-$tls-$t.log cli_log=$DROCE_STATE/ucx-cli-$tls-$t.log
-		UCX_TLS=$tls timeout 180 $DROCE_RUN_B ucx_perftest -p $port >"$srv_log" 2>&1 &
-		srv=$!
-		i=0
-		until ip netns exec "$DROCE_NS_B" ss -ltn | grep -q ":$port "; do
-			i=$((i + 1))
-			[ $i -le 200 ] && kill -0 $srv 2>/dev/null || break
-			sleep 0.1
-		done
-		UCX_TLS=$tls timeout 180 $DROCE_RUN_A ucx_perftest -p $port -t $t -n $n -s $s \
-			"$DROCE_IP_B" >"$cli_log" 2>&1
-		crc=$?
-		wait $srv
-		src=$?
-		final=$(awk '$1 == "Final:" { print $2 }' "$cli_log")
-		if [ $crc = 0 ] && [ $src = 0 ] && [ "$final" = $n ]; then
-			ok "UCX_TLS=$tls $t: $(awk '$1 == "Final:"' "$cli_log" | tr -s ' ')"
-		else
-			fail "UCX_TLS=$tls $t: client exit $crc, server exit $src, final iterations '$final'"
-			grep -v '^ *[0-9]* ' "$cli_log" | tail -n 5 | sed 's/^/    client: /'
-			grep -v '^ *[0-9]* ' "$srv_log" | tail -n 5 | sed 's/^/    server: /'
-		fi
+		perf_run $tls $t
 	done
 done
+
+# ---- 3b. on a machine with hugepages ----
+# UCX then takes its memory pools from System V hugetlb segments (shmget
+# SHM_HUGETLB, removed at once) and registers them: the shim must move
+# them like private memory (lib/shim/shim_mem.c). Reserve some for the
+# run if there are none, give them back after.
+huge_file=/proc/sys/vm/nr_hugepages
+huge_before=$(cat $huge_file)
+huge_free() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
+[ "$(huge_free)" -ge 64 ] || echo $((huge_before + 128)) >$huge_file 2>/dev/null
+huge_total=$(huge_free)
+if [ "$huge_total" -ge 64 ]; then
+	( lo=$huge_total
+	  while [ -e "$DROCE_STATE/huge-watch" ]; do
+		f=$(huge_free); [ "$f" -lt "$lo" ] && lo=$f && echo $lo >"$DROCE_STATE/huge-low"
+		sleep 0.05
+	  done ) &
+	: >"$DROCE_STATE/huge-watch"
+	watcher=$!
+	perf_run rc_v tag_bw " (hugepages)"
+	perf_run ud_v tag_bw " (hugepages)"
+	rm -f "$DROCE_STATE/huge-watch"
+	wait $watcher
+	low=$(cat "$DROCE_STATE/huge-low" 2>/dev/null || echo "$huge_total")
+	[ "$low" -lt "$huge_total" ] &&
+		ok "UCX took $((huge_total - low)) of $huge_total free hugepages, registered on droce" ||
+		fail "UCX took none of the $huge_total free hugepages: System V hugetlb not exercised"
+else
+	echo "note no hugepages could be reserved: the hugetlb memory pools not tried"
+fi
+echo "$huge_before" >$huge_file 2>/dev/null
 
 # ---- 4. the counters, with every QP destroyed ----
 sleep 1.5	# droced refreshes the view once a second

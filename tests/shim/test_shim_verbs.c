@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -217,6 +218,58 @@ test_queries(struct ibv_context *ctx)
 
 /* ---- registered memory ---- */
 
+
+/*
+ * System V segments: one removed and attached only here is private memory
+ * and is registered (UCX's memory pools on hugepages); one that can still
+ * be attached elsewhere is a shared file that cannot be sealed: EOPNOTSUPP.
+ */
+static void
+sysv_segment_one(struct ibv_pd *pd, size_t len, int huge)
+{
+	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600 | huge);
+	struct ibv_mr *mr;
+	char *seg;
+	size_t i;
+	int ret;
+
+	if (id < 0 && huge) {
+		printf("note no hugepages reserved: SHM_HUGETLB segment not tried\n");
+		return;
+	}
+	REQUIRE(id >= 0, "shmget: %s", strerror(errno));
+	seg = shmat(id, NULL, 0);
+	REQUIRE(seg != (void *)-1, "shmat: %s", strerror(errno));
+	for (i = 0; i < len; i += 512)
+		seg[i] = (char)(i >> 9);
+	errno = 0;
+	CHECK(ibv_reg_mr(pd, seg + 100, 4096, rw) == NULL && errno == EOPNOTSUPP,
+	      "System V segment not yet removed: errno %d", errno);
+	REQUIRE(shmctl(id, IPC_RMID, NULL) == 0, "IPC_RMID");
+	mr = ibv_reg_mr(pd, seg + (huge ? 0 : 100), huge ? len : 4096, rw);
+	CHECK(mr != NULL, "reg_mr of a removed System V segment%s: %s", huge ? " (hugetlb)" : "",
+	      strerror(errno));
+	CHECK(mapped_from_memfd(seg + 100, 1), "removed System V segment not moved");
+	for (i = 0; i < len && seg[i] == (char)(i % 512 ? 0 : i >> 9); i++)
+		;
+	CHECK(i == len, "System V segment's contents changed at %zu", i);
+	CHECK(mr == NULL || ibv_dereg_mr(mr) == 0, "dereg System V");
+	/* what was not moved is still the segment: shmdt detaches it; all moved: EINVAL */
+	errno = 0;
+	ret = shmdt(seg);
+	CHECK(huge ? ret == -1 && errno == EINVAL : ret == 0,
+	      "shmdt of a%s moved segment: %d, errno %d", huge ? " wholly" : " partly", ret, errno);
+	munmap(seg, len);
+}
+
+static void
+sysv_segments(struct ibv_pd *pd, size_t pg)
+{
+	sysv_segment_one(pd, 4 * pg, 0);
+	sysv_segment_one(pd, 2u << 20, SHM_HUGETLB);
+}
+
 static void
 test_memory(struct ibv_pd *pd)
 {
@@ -332,6 +385,8 @@ test_memory(struct ibv_pd *pd)
 	CHECK(mr == NULL || ibv_dereg_mr(mr) == 0, "dereg shared");
 	munmap(anon, 4 * pg);
 	close(fd);
+
+	sysv_segments(pd, pg);
 
 	/* contracts */
 	ro = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
