@@ -39,7 +39,12 @@
 
 #include "shim_priv.h"
 
-#define SHIM_PROBE_TIMEOUT_S	2	/* a daemon that does not answer HELLO is absent */
+/*
+ * A daemon that does not answer HELLO in this long is absent. Generous: on
+ * a loaded machine (a 2-core CI box at load 14) a live droced took over 2 s,
+ * and the tool then saw no device at all.
+ */
+#define SHIM_PROBE_TIMEOUT_S	10
 
 /* ---- socket and HELLO ---- */
 

@@ -146,7 +146,8 @@ test_device_list(void)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		expect_no_device("daemon that never answers");
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		CHECK(t1.tv_sec - t0.tv_sec < 10, "the probe waited %ld s",
+		/* bounded by the shim's 10 s probe timeout, not forever */
+		CHECK(t1.tv_sec - t0.tv_sec < 20, "the probe waited %ld s",
 		      (long)(t1.tv_sec - t0.tv_sec));
 		fake_daemon_stop(&mute, tm);
 	} else {
