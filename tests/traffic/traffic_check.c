@@ -50,7 +50,9 @@
  * an unsignalled UC WRITE leaves each target byte either the new value or
  * the old fill; bytes outside the targets are untouched; something got
  * through. A round that left receives posted resets the UC/UD QPs (ERR,
- * flush, RESET, up again) so the next round starts clean.
+ * flush, RESET, up again) so the next round starts clean, and a UC WRITE
+ * round targets a key of its own, so that a frame of an earlier round held
+ * back on the link cannot land in it.
  * Without --lossy, UC and UD must deliver every message, in order.
  *
  * --responder: no server and no TCP. The other end is a plain RC
@@ -952,6 +954,15 @@ mtu_enum_of(uint32_t bytes)
 	}
 }
 
+/* The whole buffer, registered with every right the peer's operations need. */
+static struct ibv_mr *
+reg_all(struct tc *t)
+{
+	return ibv_reg_mr(t->pd, t->buf, BUF_BYTES, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  (t->atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0));
+}
+
 static void
 setup(struct tc *t)
 {
@@ -1000,9 +1011,7 @@ setup(struct tc *t)
 	t->buf = mmap(NULL, BUF_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t->buf == MAP_FAILED)
 		die("mmap");
-	t->mr_all = ibv_reg_mr(t->pd, t->buf, BUF_BYTES, IBV_ACCESS_LOCAL_WRITE |
-			       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			       (t->atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0));
+	t->mr_all = reg_all(t);
 	if (t->mr_all == NULL)
 		die("ibv_reg_mr");
 	for (i = 0; i < LANES; i++) {
@@ -1521,6 +1530,25 @@ round_from_ctl(struct tc *t, const struct ctl *m, struct round *r)
 	r->salt = mix64(++t->rounds ^ 0x5e47e4ull ^ r->seed);
 }
 
+/*
+ * A lossy UC round's WRITEs go to a key of their own. UC has no PSN check
+ * that stops a frame of an earlier round: one the link (or a receiver
+ * starved of CPU) held back past that round's quiet time would land in
+ * this round's fresh fill. With the old key gone it is dropped instead.
+ * The new MR is made before the old one goes, so the two keys differ.
+ */
+static void
+fresh_target_key(struct tc *t)
+{
+	struct ibv_mr *mr = reg_all(t);
+
+	if (mr == NULL)
+		die("ibv_reg_mr (a fresh key)");
+	if (ibv_dereg_mr(t->mr_all))
+		die("ibv_dereg_mr (the old key)");
+	t->mr_all = mr;
+}
+
 static int
 serve(struct tc *t)
 {
@@ -1546,7 +1574,10 @@ serve(struct tc *t)
 		round_prepare(t, &r);
 		if (op_uses_recv(r.op))
 			post_recvs(t, &r);
-		ctl_send(t, CTL_READY, NULL, 0, NULL);
+		if (r.lossy && r.tp == TP_UC && (r.op == OP_WRITE || r.op == OP_WRITE_IMM))
+			fresh_target_key(t);
+		v[0] = t->mr_all->rkey;
+		ctl_send(t, CTL_READY, v, 1, NULL);
 
 		ctl_recv(t, CTL_DONE, &m);
 		r.n = (uint32_t)m.v[0] < r.n ? (uint32_t)m.v[0] : r.n;	/* as many as posted */
@@ -1815,6 +1846,7 @@ run_case(struct tc *t, const struct tcase *c, uint64_t pass, uint64_t *msgs)
 		ctl_send(t, CTL_ROUND, v, 8, NULL);
 		round_prepare(t, &r);
 		ctl_recv(t, CTL_READY, &m);
+		t->peer.rkey = (uint32_t)m.v[0];	/* this round's (fresh_target_key) */
 		post_and_reap(t, &r);
 		v[0] = r.n;
 		ctl_send(t, CTL_DONE, v, 1, NULL);
