@@ -298,7 +298,13 @@ link_connect(struct ctx *c, struct link *l)
 			  IBV_QP_MIN_RNR_TIMER))
 		die("modify qp RTR");
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;		/* 67 ms: loss under fault injection recovers quickly */
+	/*
+	 * 268 ms: a lost packet costs one timeout, and 6 retries outlast a 1.6 s
+	 * stall of an emulated guest or a starved droced (with 67 ms, rxe's
+	 * requester ran out of retries now and then in the lossy phase on a
+	 * loaded machine)
+	 */
+	a.timeout = 16;
 	/* 6, not 7: rxe takes retry_cnt 7 for "retry forever" (only rnr_retry 7
 	 * means that in the IBA), so a lost final NAK would hang its requester */
 	a.retry_cnt = 6;
