@@ -127,12 +127,12 @@ huge_free() { awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo; }
 [ "$(huge_free)" -ge 64 ] || echo $((huge_before + 128)) >$huge_file 2>/dev/null
 huge_total=$(huge_free)
 if [ "$huge_total" -ge 64 ]; then
+	: >"$DROCE_STATE/huge-watch"	# before the watcher looks for it
 	( lo=$huge_total
 	  while [ -e "$DROCE_STATE/huge-watch" ]; do
 		f=$(huge_free); [ "$f" -lt "$lo" ] && lo=$f && echo $lo >"$DROCE_STATE/huge-low"
 		sleep 0.05
 	  done ) &
-	: >"$DROCE_STATE/huge-watch"
 	watcher=$!
 	perf_run rc_v tag_bw " (hugepages)"
 	perf_run ud_v tag_bw " (hugepages)"
