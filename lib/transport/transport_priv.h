@@ -58,25 +58,57 @@ tqp_npsn(uint32_t len, uint32_t mtu)
 void tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode,
 		       uint32_t psn, const struct droce_av *av, uint32_t dqpn);
 
+/* True while the connected path's description is what @p av and @p dqpn give. */
+static inline bool
+tqp_proto_ok(const struct droce_tqp *qp, const struct droce_av *av, uint32_t dqpn)
+{
+	return av == &qp->attr.av && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
+	       qp->tx_proto.pkey == qp->attr.pkey &&
+	       memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0;
+}
+
 /*
  * Describe a packet to send on path @p av to @p dqpn. The connected path
  * reuses the description made last while it is unchanged: only the opcode
- * and PSN differ. Inline, with the rest out of line, so the usual case has
- * no call and no spilled registers.
+ * and PSN differ (and the flags the requester's packets set in it, in
+ * place: tqp_pkt_req()). Inline, with the rest out of line, so the usual
+ * case has no call and no spilled registers.
  */
 static inline void
 tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
 	     const struct droce_av *av, uint32_t dqpn)
 {
-	if (av == &qp->attr.av && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
-	    qp->tx_proto.pkey == qp->attr.pkey &&
-	    memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0) {
+	if (tqp_proto_ok(qp, av, dqpn)) {
 		*pkt = qp->tx_proto.pkt;
 		pkt->opcode = opcode;
 		pkt->psn = psn & DROCE_24BIT_MASK;
+		pkt->se = false;
+		pkt->ackreq = false;
 		return;
 	}
 	tqp_pkt_init_path(qp, pkt, opcode, psn, av, dqpn);
+}
+
+/*
+ * tqp_pkt_init() for the requester's data packets: on the connected path
+ * the QP's own description itself, patched in place instead of copied,
+ * which the template then builds by its fast path
+ * (droce_pkt_build_hdrs_fast()); else @p local, set up. The caller sets se,
+ * ackreq and the extension headers' fields.
+ */
+static inline struct droce_pkt *
+tqp_pkt_req(struct droce_tqp *qp, struct droce_pkt *local, uint8_t opcode, uint32_t psn,
+	    const struct droce_av *av, uint32_t dqpn)
+{
+	struct droce_pkt *pkt = &qp->tx_proto.pkt;
+
+	if (!tqp_proto_ok(qp, av, dqpn)) {
+		tqp_pkt_init_path(qp, local, opcode, psn, av, dqpn);
+		return local;
+	}
+	pkt->opcode = opcode;
+	pkt->psn = psn & DROCE_24BIT_MASK;
+	return pkt;
 }
 void tqp_to_error(struct droce_tqp *qp, enum droce_tqp_fault why);
 void tqp_send_error(struct droce_tqp *qp);

@@ -627,28 +627,28 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 	uint32_t n = DROCE_MIN(qp->attr.mtu, w->wr.length - off);
 	bool first = off == 0, last = off + n == w->wr.length;
 	const struct droce_opcode_desc *d;
-	struct droce_pkt pkt;
+	struct droce_pkt local, *pkt;
 	unsigned int n_iov = 0;
 
 	if (qp->attr.type == IBV_QPT_UD) {
 		av = &w->wr.ud.av;
 		dqpn = w->wr.ud.qpn;
 	}
-	tqp_pkt_init(qp, &pkt, req_opcode(qp, op, first, last), qp->req.psn, av, dqpn);
-	d = droce_opcode(pkt.opcode);
+	pkt = tqp_pkt_req(qp, &local, req_opcode(qp, op, first, last), qp->req.psn, av, dqpn);
+	d = droce_opcode(pkt->opcode);
 	if (d->xhdrs & DROCE_XH(RETH)) {
-		pkt.reth.va = w->wr.remote_addr;
-		pkt.reth.rkey = w->wr.rkey;
-		pkt.reth.len = w->wr.length;
+		pkt->reth.va = w->wr.remote_addr;
+		pkt->reth.rkey = w->wr.rkey;
+		pkt->reth.len = w->wr.length;
 	}
 	if (d->xhdrs & DROCE_XH(IMMDT))
-		pkt.imm = w->wr.imm;
+		pkt->imm = w->wr.imm;
 	if (d->xhdrs & DROCE_XH(IETH))
-		pkt.ieth_rkey = w->wr.inv_rkey;
+		pkt->ieth_rkey = w->wr.inv_rkey;
 	if (d->xhdrs & DROCE_XH(DETH)) {
 		/* IBA C10-15: a controlled Q_Key (high bit) means the QP's own */
-		pkt.deth.qkey = (w->wr.ud.qkey & 0x80000000u) ? qp->attr.qkey : w->wr.ud.qkey;
-		pkt.deth.sqpn = qp->attr.qpn;
+		pkt->deth.qkey = (w->wr.ud.qkey & 0x80000000u) ? qp->attr.qkey : w->wr.ud.qkey;
+		pkt->deth.sqpn = qp->attr.qpn;
 	}
 	if (n > 0) {
 		if (w->wr.flags & IBV_SEND_INLINE) {
@@ -661,13 +661,14 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 			return -1;
 		}
 	}
-	pkt.se = last && (w->wr.flags & IBV_SEND_SOLICITED);
+	pkt->se = last && (w->wr.flags & IBV_SEND_SOLICITED);
+	pkt->ackreq = false;
 	if (qp->attr.type == IBV_QPT_RC &&
 	    (last || ++qp->req.since_ackreq >= DROCE_ACKREQ_INTERVAL)) {
-		pkt.ackreq = true;
+		pkt->ackreq = true;
 		qp->req.since_ackreq = 0;
 	}
-	tqp_xmit(qp, &pkt, iov, n_iov);
+	tqp_xmit(qp, pkt, iov, n_iov);
 	qp->req.psn = droce_psn_add(qp->req.psn, 1);
 	qp->req.offset += n;
 	if (last) {
