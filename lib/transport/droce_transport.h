@@ -354,8 +354,9 @@ struct droce_tqp {
 	/** TX: the headers of the connected path (attr.av), patched per packet */
 	struct droce_hdr_tmpl tx_tmpl;
 	/**
-	 * TX: the connected path's packet description as tqp_pkt_init() made
-	 * it last, with what it was made from; reused while those are equal.
+	 * TX: the connected path's packet description, with what it was made
+	 * from; while those are equal every packet of the path is this one,
+	 * patched in place (tqp_pkt()), and tx_tmpl serves it by its fast path.
 	 */
 	struct {
 		struct droce_pkt pkt;

@@ -68,37 +68,17 @@ tqp_proto_ok(const struct droce_tqp *qp, const struct droce_av *av, uint32_t dqp
 }
 
 /*
- * Describe a packet to send on path @p av to @p dqpn. The connected path
- * reuses the description made last while it is unchanged: only the opcode
- * and PSN differ (and the flags the requester's packets set in it, in
- * place: tqp_pkt_req()). Inline, with the rest out of line, so the usual
- * case has no call and no spilled registers.
- */
-static inline void
-tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
-	     const struct droce_av *av, uint32_t dqpn)
-{
-	if (tqp_proto_ok(qp, av, dqpn)) {
-		*pkt = qp->tx_proto.pkt;
-		pkt->opcode = opcode;
-		pkt->psn = psn & DROCE_24BIT_MASK;
-		pkt->se = false;
-		pkt->ackreq = false;
-		return;
-	}
-	tqp_pkt_init_path(qp, pkt, opcode, psn, av, dqpn);
-}
-
-/*
- * tqp_pkt_init() for the requester's data packets: on the connected path
- * the QP's own description itself, patched in place instead of copied,
- * which the template then builds by its fast path
- * (droce_pkt_build_hdrs_fast()); else @p local, set up. The caller sets se,
- * ackreq and the extension headers' fields.
+ * Describe a packet to send on path @p av to @p dqpn. On the connected path,
+ * while it is unchanged, that is the QP's own description, patched in place
+ * (opcode, PSN; se and ackreq cleared) instead of built or copied, which its
+ * header template then builds by the fast path (droce_pkt_build_hdrs_fast());
+ * else @p local, set up. The caller sets the extension headers' fields.
+ * Inline, with the rest out of line, so the usual case has no call and no
+ * spilled registers.
  */
 static inline struct droce_pkt *
-tqp_pkt_req(struct droce_tqp *qp, struct droce_pkt *local, uint8_t opcode, uint32_t psn,
-	    const struct droce_av *av, uint32_t dqpn)
+tqp_pkt(struct droce_tqp *qp, struct droce_pkt *local, uint8_t opcode, uint32_t psn,
+	const struct droce_av *av, uint32_t dqpn)
 {
 	struct droce_pkt *pkt = &qp->tx_proto.pkt;
 
@@ -108,6 +88,8 @@ tqp_pkt_req(struct droce_tqp *qp, struct droce_pkt *local, uint8_t opcode, uint3
 	}
 	pkt->opcode = opcode;
 	pkt->psn = psn & DROCE_24BIT_MASK;
+	pkt->se = false;
+	pkt->ackreq = false;
 	return pkt;
 }
 void tqp_to_error(struct droce_tqp *qp, enum droce_tqp_fault why);

@@ -261,7 +261,7 @@ droce_tqp_sq_drained(const struct droce_tqp *qp)
 	return qp->attr.type != IBV_QPT_RC || qp->comp.idx == qp->req.idx;
 }
 
-/* tqp_pkt_init() for a new or changed path, or a UD address */
+/* tqp_pkt() for a new or changed path, or a UD address */
 void
 tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
 		  const struct droce_av *av, uint32_t dqpn)

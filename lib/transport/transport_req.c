@@ -582,30 +582,30 @@ static void
 req_rd_atomic(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 {
 	const struct droce_av *av = &qp->attr.av;
-	struct droce_pkt pkt;
+	struct droce_pkt local, *pkt;
 	uint32_t npsn = 1;
 
 	if (w->wr.opcode == IBV_WR_RDMA_READ) {
 		uint32_t off = qp->req.offset;
 
-		tqp_pkt_init(qp, &pkt, DROCE_OP_RC_READ_REQUEST, qp->req.psn, av, qp->attr.dest_qpn);
-		pkt.reth.va = w->wr.remote_addr + off;
-		pkt.reth.rkey = w->wr.rkey;
-		pkt.reth.len = w->wr.length - off;
+		pkt = tqp_pkt(qp, &local, DROCE_OP_RC_READ_REQUEST, qp->req.psn, av, qp->attr.dest_qpn);
+		pkt->reth.va = w->wr.remote_addr + off;
+		pkt->reth.rkey = w->wr.rkey;
+		pkt->reth.len = w->wr.length - off;
 		npsn = tqp_npsn(w->wr.length - off, qp->attr.mtu);
 	} else {
-		tqp_pkt_init(qp, &pkt, w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+		pkt = tqp_pkt(qp, &local, w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
 			     DROCE_OP_RC_COMPARE_SWAP : DROCE_OP_RC_FETCH_ADD,
 			     qp->req.psn, av, qp->attr.dest_qpn);
-		pkt.atmeth.va = w->wr.remote_addr;
-		pkt.atmeth.rkey = w->wr.rkey;
+		pkt->atmeth.va = w->wr.remote_addr;
+		pkt->atmeth.rkey = w->wr.rkey;
 		/* CMP_SWP: swap and compare; FETCH_ADD: the add value (IBA 9.4.5) */
-		pkt.atmeth.swap_add = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+		pkt->atmeth.swap_add = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
 				      w->wr.swap : w->wr.compare_add;
-		pkt.atmeth.cmp = w->wr.compare_add;
+		pkt->atmeth.cmp = w->wr.compare_add;
 	}
-	pkt.ackreq = true;
-	tqp_xmit(qp, &pkt, NULL, 0);
+	pkt->ackreq = true;
+	tqp_xmit(qp, pkt, NULL, 0);
 	qp->req.since_ackreq = 0;
 	if (!w->rd_counted) {
 		w->rd_counted = true;
@@ -634,7 +634,7 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 		av = &w->wr.ud.av;
 		dqpn = w->wr.ud.qpn;
 	}
-	pkt = tqp_pkt_req(qp, &local, req_opcode(qp, op, first, last), qp->req.psn, av, dqpn);
+	pkt = tqp_pkt(qp, &local, req_opcode(qp, op, first, last), qp->req.psn, av, dqpn);
 	d = droce_opcode(pkt->opcode);
 	if (d->xhdrs & DROCE_XH(RETH)) {
 		pkt->reth.va = w->wr.remote_addr;
@@ -655,6 +655,19 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 			iov[0].base = w->wr.inline_data + off;
 			iov[0].len = n;
 			n_iov = 1;
+		} else if (w->wr.num_sge == 1 && n <= w->wr.sge[0].length - off &&
+			   off < w->wr.sge[0].length) {
+			/* tqp_sge_iter()'s usual case, one SGE, without its loop and call */
+			uint8_t *host;
+
+			if (qp->ops->mem_resolve(qp->ops_ctx, qp, w->wr.sge[0].lkey,
+						 w->wr.sge[0].addr + off, n, 0, &host) != DROCE_MEM_OK) {
+				comp_fail(qp, IBV_WC_LOC_PROT_ERR);
+				return -1;
+			}
+			iov[0].base = host;
+			iov[0].len = n;
+			n_iov = 1;
 		} else if (tqp_sge_iter(qp, w->wr.sge, w->wr.num_sge, off, n, 0, iov, &n_iov) !=
 			   DROCE_MEM_OK) {
 			comp_fail(qp, IBV_WC_LOC_PROT_ERR);
@@ -662,7 +675,6 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 		}
 	}
 	pkt->se = last && (w->wr.flags & IBV_SEND_SOLICITED);
-	pkt->ackreq = false;
 	if (qp->attr.type == IBV_QPT_RC &&
 	    (last || ++qp->req.since_ackreq >= DROCE_ACKREQ_INTERVAL)) {
 		pkt->ackreq = true;
