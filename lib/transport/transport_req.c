@@ -595,13 +595,13 @@ req_rd_atomic(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 		npsn = tqp_npsn(w->wr.length - off, qp->attr.mtu);
 	} else {
 		pkt = tqp_pkt(qp, &local, w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-			     DROCE_OP_RC_COMPARE_SWAP : DROCE_OP_RC_FETCH_ADD,
-			     qp->req.psn, av, qp->attr.dest_qpn);
+			      DROCE_OP_RC_COMPARE_SWAP : DROCE_OP_RC_FETCH_ADD,
+			      qp->req.psn, av, qp->attr.dest_qpn);
 		pkt->atmeth.va = w->wr.remote_addr;
 		pkt->atmeth.rkey = w->wr.rkey;
 		/* CMP_SWP: swap and compare; FETCH_ADD: the add value (IBA 9.4.5) */
 		pkt->atmeth.swap_add = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-				      w->wr.swap : w->wr.compare_add;
+				       w->wr.swap : w->wr.compare_add;
 		pkt->atmeth.cmp = w->wr.compare_add;
 	}
 	pkt->ackreq = true;

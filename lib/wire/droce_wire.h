@@ -216,7 +216,8 @@ struct droce_hdr_tmpl {
 	uint8_t key[DROCE_HDR_TMPL_KEY_LEN];	/**< the packet fields it was built from */
 	/* the fast path: droce_hdr_tmpl_serve() */
 	const struct droce_pkt *fast;	/**< the one description it serves so, or NULL */
-	uint32_t bth[3];		/**< its BTH words' constant bits, host order */
+	uint32_t bth[3];		/**< its BTH words' constant bits: 0 and 2 in host
+					 * order, 1 (all constant) as on the wire */
 	/**
 	 * The ICRC's state after the IP header to BTH byte 7, which is the same
 	 * for every packet of the flow with the same UDP length and BTH word 0
