@@ -179,7 +179,11 @@ struct droce_tr_ops {
 	int (*cq_push)(void *ctx, struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe);
 	/**
 	 * Transmit one packet: @p pkt has every header field set; the payload is
-	 * the concatenation of @p iov. The callee adds pad and ICRC.
+	 * the concatenation of @p iov. The callee adds pad and ICRC
+	 * (droce_tqp_frame_build()). @p pkt may be the QP's own description of
+	 * its connected path, kept for its next packets: the callee may set its
+	 * dmac to the peer's once resolved (and store it in attr.av), and puts
+	 * back whatever else it changes.
 	 */
 	void (*xmit)(void *ctx, struct droce_tqp *qp, struct droce_pkt *pkt,
 		     const struct droce_iov *iov, unsigned int n_iov);
@@ -350,8 +354,9 @@ struct droce_tqp {
 	/** TX: the headers of the connected path (attr.av), patched per packet */
 	struct droce_hdr_tmpl tx_tmpl;
 	/**
-	 * TX: the connected path's packet description as tqp_pkt_init() made
-	 * it last, with what it was made from; reused while those are equal.
+	 * TX: the connected path's packet description, with what it was made
+	 * from; while those are equal every packet of the path is this one,
+	 * patched in place (tqp_pkt()), and tx_tmpl serves it by its fast path.
 	 */
 	struct {
 		struct droce_pkt pkt;

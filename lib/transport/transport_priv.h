@@ -58,25 +58,39 @@ tqp_npsn(uint32_t len, uint32_t mtu)
 void tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode,
 		       uint32_t psn, const struct droce_av *av, uint32_t dqpn);
 
-/*
- * Describe a packet to send on path @p av to @p dqpn. The connected path
- * reuses the description made last while it is unchanged: only the opcode
- * and PSN differ. Inline, with the rest out of line, so the usual case has
- * no call and no spilled registers.
- */
-static inline void
-tqp_pkt_init(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
-	     const struct droce_av *av, uint32_t dqpn)
+/* True while the connected path's description is what @p av and @p dqpn give. */
+static inline bool
+tqp_proto_ok(const struct droce_tqp *qp, const struct droce_av *av, uint32_t dqpn)
 {
-	if (av == &qp->attr.av && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
-	    qp->tx_proto.pkey == qp->attr.pkey &&
-	    memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0) {
-		*pkt = qp->tx_proto.pkt;
-		pkt->opcode = opcode;
-		pkt->psn = psn & DROCE_24BIT_MASK;
-		return;
+	return av == &qp->attr.av && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
+	       qp->tx_proto.pkey == qp->attr.pkey &&
+	       memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0;
+}
+
+/*
+ * Describe a packet to send on path @p av to @p dqpn. On the connected path,
+ * while it is unchanged, that is the QP's own description, patched in place
+ * (opcode, PSN; se and ackreq cleared) instead of built or copied, which its
+ * header template then builds by the fast path (droce_pkt_build_hdrs_fast());
+ * else @p local, set up. The caller sets the extension headers' fields.
+ * Inline, with the rest out of line, so the usual case has no call and no
+ * spilled registers.
+ */
+static inline struct droce_pkt *
+tqp_pkt(struct droce_tqp *qp, struct droce_pkt *local, uint8_t opcode, uint32_t psn,
+	const struct droce_av *av, uint32_t dqpn)
+{
+	struct droce_pkt *pkt = &qp->tx_proto.pkt;
+
+	if (!tqp_proto_ok(qp, av, dqpn)) {
+		tqp_pkt_init_path(qp, local, opcode, psn, av, dqpn);
+		return local;
 	}
-	tqp_pkt_init_path(qp, pkt, opcode, psn, av, dqpn);
+	pkt->opcode = opcode;
+	pkt->psn = psn & DROCE_24BIT_MASK;
+	pkt->se = false;
+	pkt->ackreq = false;
+	return pkt;
 }
 void tqp_to_error(struct droce_tqp *qp, enum droce_tqp_fault why);
 void tqp_send_error(struct droce_tqp *qp);

@@ -261,7 +261,7 @@ droce_tqp_sq_drained(const struct droce_tqp *qp)
 	return qp->attr.type != IBV_QPT_RC || qp->comp.idx == qp->req.idx;
 }
 
-/* tqp_pkt_init() for a new or changed path, or a UD address */
+/* tqp_pkt() for a new or changed path, or a UD address */
 void
 tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, uint32_t psn,
 		  const struct droce_av *av, uint32_t dqpn)
@@ -299,6 +299,7 @@ tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, u
 		qp->tx_proto.dqpn = dqpn;
 		qp->tx_proto.pkey = qp->attr.pkey;
 		qp->tx_proto.valid = true;
+		droce_hdr_tmpl_serve(&qp->tx_tmpl, &qp->tx_proto.pkt);
 	}
 }
 
@@ -362,11 +363,19 @@ int
 droce_tqp_frame_build(struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov,
 		      uint8_t *buf, uint32_t cap)
 {
-	int hlen = pkt->tmpl != NULL ? droce_pkt_build_hdrs_tmpl(pkt, pkt->tmpl, buf, cap) :
-				       droce_pkt_build_hdrs(pkt, buf, cap);
-	uint8_t *p;
+	struct droce_hdr_tmpl *t = pkt->tmpl;
+	uint32_t pre = 0, pre_len = 0, len;
+	uint8_t *p, *l3;
 	unsigned int i;
+	int hlen;
 
+	if (t != NULL && droce_hdr_tmpl_fast_ok(t, pkt)) {
+		hlen = droce_pkt_build_hdrs_fast(pkt, t, buf, cap, &pre);
+		pre_len = DROCE_HDR_TMPL_ICRC_PRE(t);
+	} else {
+		hlen = t != NULL ? droce_pkt_build_hdrs_tmpl(pkt, t, buf, cap) :
+				   droce_pkt_build_hdrs(pkt, buf, cap);
+	}
 	if (hlen < 0)
 		return hlen;
 	if (pkt->frame_len > cap)
@@ -378,6 +387,12 @@ droce_tqp_frame_build(struct droce_pkt *pkt, const struct droce_iov *iov, unsign
 	}
 	/* the pad (0-3 bytes) in one store: the ICRC after it overwrites the rest */
 	memset(p, 0, DROCE_ICRC_BYTES);
-	droce_icrc_set(pkt, buf);
+	if (pre_len == 0) {
+		droce_icrc_set(pkt, buf);
+	} else {	/* the headers' part of the CRC is the template's */
+		l3 = buf + pkt->l3_off;
+		len = pkt->frame_len - DROCE_ICRC_BYTES - pkt->l3_off;
+		droce_icrc_store(l3 + len, droce_icrc_update(pre, l3 + pre_len, len - pre_len));
+	}
 	return (int)pkt->frame_len;
 }

@@ -582,30 +582,30 @@ static void
 req_rd_atomic(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 {
 	const struct droce_av *av = &qp->attr.av;
-	struct droce_pkt pkt;
+	struct droce_pkt local, *pkt;
 	uint32_t npsn = 1;
 
 	if (w->wr.opcode == IBV_WR_RDMA_READ) {
 		uint32_t off = qp->req.offset;
 
-		tqp_pkt_init(qp, &pkt, DROCE_OP_RC_READ_REQUEST, qp->req.psn, av, qp->attr.dest_qpn);
-		pkt.reth.va = w->wr.remote_addr + off;
-		pkt.reth.rkey = w->wr.rkey;
-		pkt.reth.len = w->wr.length - off;
+		pkt = tqp_pkt(qp, &local, DROCE_OP_RC_READ_REQUEST, qp->req.psn, av, qp->attr.dest_qpn);
+		pkt->reth.va = w->wr.remote_addr + off;
+		pkt->reth.rkey = w->wr.rkey;
+		pkt->reth.len = w->wr.length - off;
 		npsn = tqp_npsn(w->wr.length - off, qp->attr.mtu);
 	} else {
-		tqp_pkt_init(qp, &pkt, w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-			     DROCE_OP_RC_COMPARE_SWAP : DROCE_OP_RC_FETCH_ADD,
-			     qp->req.psn, av, qp->attr.dest_qpn);
-		pkt.atmeth.va = w->wr.remote_addr;
-		pkt.atmeth.rkey = w->wr.rkey;
+		pkt = tqp_pkt(qp, &local, w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+			      DROCE_OP_RC_COMPARE_SWAP : DROCE_OP_RC_FETCH_ADD,
+			      qp->req.psn, av, qp->attr.dest_qpn);
+		pkt->atmeth.va = w->wr.remote_addr;
+		pkt->atmeth.rkey = w->wr.rkey;
 		/* CMP_SWP: swap and compare; FETCH_ADD: the add value (IBA 9.4.5) */
-		pkt.atmeth.swap_add = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-				      w->wr.swap : w->wr.compare_add;
-		pkt.atmeth.cmp = w->wr.compare_add;
+		pkt->atmeth.swap_add = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+				       w->wr.swap : w->wr.compare_add;
+		pkt->atmeth.cmp = w->wr.compare_add;
 	}
-	pkt.ackreq = true;
-	tqp_xmit(qp, &pkt, NULL, 0);
+	pkt->ackreq = true;
+	tqp_xmit(qp, pkt, NULL, 0);
 	qp->req.since_ackreq = 0;
 	if (!w->rd_counted) {
 		w->rd_counted = true;
@@ -627,32 +627,45 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 	uint32_t n = DROCE_MIN(qp->attr.mtu, w->wr.length - off);
 	bool first = off == 0, last = off + n == w->wr.length;
 	const struct droce_opcode_desc *d;
-	struct droce_pkt pkt;
+	struct droce_pkt local, *pkt;
 	unsigned int n_iov = 0;
 
 	if (qp->attr.type == IBV_QPT_UD) {
 		av = &w->wr.ud.av;
 		dqpn = w->wr.ud.qpn;
 	}
-	tqp_pkt_init(qp, &pkt, req_opcode(qp, op, first, last), qp->req.psn, av, dqpn);
-	d = droce_opcode(pkt.opcode);
+	pkt = tqp_pkt(qp, &local, req_opcode(qp, op, first, last), qp->req.psn, av, dqpn);
+	d = droce_opcode(pkt->opcode);
 	if (d->xhdrs & DROCE_XH(RETH)) {
-		pkt.reth.va = w->wr.remote_addr;
-		pkt.reth.rkey = w->wr.rkey;
-		pkt.reth.len = w->wr.length;
+		pkt->reth.va = w->wr.remote_addr;
+		pkt->reth.rkey = w->wr.rkey;
+		pkt->reth.len = w->wr.length;
 	}
 	if (d->xhdrs & DROCE_XH(IMMDT))
-		pkt.imm = w->wr.imm;
+		pkt->imm = w->wr.imm;
 	if (d->xhdrs & DROCE_XH(IETH))
-		pkt.ieth_rkey = w->wr.inv_rkey;
+		pkt->ieth_rkey = w->wr.inv_rkey;
 	if (d->xhdrs & DROCE_XH(DETH)) {
 		/* IBA C10-15: a controlled Q_Key (high bit) means the QP's own */
-		pkt.deth.qkey = (w->wr.ud.qkey & 0x80000000u) ? qp->attr.qkey : w->wr.ud.qkey;
-		pkt.deth.sqpn = qp->attr.qpn;
+		pkt->deth.qkey = (w->wr.ud.qkey & 0x80000000u) ? qp->attr.qkey : w->wr.ud.qkey;
+		pkt->deth.sqpn = qp->attr.qpn;
 	}
 	if (n > 0) {
 		if (w->wr.flags & IBV_SEND_INLINE) {
 			iov[0].base = w->wr.inline_data + off;
+			iov[0].len = n;
+			n_iov = 1;
+		} else if (w->wr.num_sge == 1 && n <= w->wr.sge[0].length - off &&
+			   off < w->wr.sge[0].length) {
+			/* tqp_sge_iter()'s usual case, one SGE, without its loop and call */
+			uint8_t *host;
+
+			if (qp->ops->mem_resolve(qp->ops_ctx, qp, w->wr.sge[0].lkey,
+						 w->wr.sge[0].addr + off, n, 0, &host) != DROCE_MEM_OK) {
+				comp_fail(qp, IBV_WC_LOC_PROT_ERR);
+				return -1;
+			}
+			iov[0].base = host;
 			iov[0].len = n;
 			n_iov = 1;
 		} else if (tqp_sge_iter(qp, w->wr.sge, w->wr.num_sge, off, n, 0, iov, &n_iov) !=
@@ -661,13 +674,13 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 			return -1;
 		}
 	}
-	pkt.se = last && (w->wr.flags & IBV_SEND_SOLICITED);
+	pkt->se = last && (w->wr.flags & IBV_SEND_SOLICITED);
 	if (qp->attr.type == IBV_QPT_RC &&
 	    (last || ++qp->req.since_ackreq >= DROCE_ACKREQ_INTERVAL)) {
-		pkt.ackreq = true;
+		pkt->ackreq = true;
 		qp->req.since_ackreq = 0;
 	}
-	tqp_xmit(qp, &pkt, iov, n_iov);
+	tqp_xmit(qp, pkt, iov, n_iov);
 	qp->req.psn = droce_psn_add(qp->req.psn, 1);
 	qp->req.offset += n;
 	if (last) {

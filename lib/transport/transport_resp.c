@@ -42,12 +42,12 @@ static void
 resp_send_aeth(struct droce_tqp *qp, uint8_t opcode, uint32_t psn, uint8_t syndrome,
 	       const struct droce_iov *iov, unsigned int n_iov)
 {
-	struct droce_pkt pkt;
+	struct droce_pkt local, *pkt;
 
-	tqp_pkt_init(qp, &pkt, opcode, psn, &qp->attr.av, qp->attr.dest_qpn);
-	pkt.aeth.syndrome = syndrome;
-	pkt.aeth.msn = qp->resp.msn & DROCE_24BIT_MASK;
-	tqp_xmit(qp, &pkt, iov, n_iov);
+	pkt = tqp_pkt(qp, &local, opcode, psn, &qp->attr.av, qp->attr.dest_qpn);
+	pkt->aeth.syndrome = syndrome;
+	pkt->aeth.msn = qp->resp.msn & DROCE_24BIT_MASK;
+	tqp_xmit(qp, pkt, iov, n_iov);
 }
 
 static void
@@ -595,7 +595,7 @@ resp_read_responses(struct droce_tqp *qp, struct droce_tqp_res *r, unsigned int 
 			     first ? DROCE_OP_RC_READ_RESPONSE_FIRST :
 			     last ? DROCE_OP_RC_READ_RESPONSE_LAST : DROCE_OP_RC_READ_RESPONSE_MIDDLE;
 		struct droce_iov iov = { NULL, 0 };
-		struct droce_pkt pkt;
+		struct droce_pkt local, *pkt;
 		uint8_t *host;
 
 		if (n > 0) {
@@ -609,11 +609,11 @@ resp_read_responses(struct droce_tqp *qp, struct droce_tqp_res *r, unsigned int 
 			iov.base = host;
 			iov.len = n;
 		}
-		tqp_pkt_init(qp, &pkt, op, droce_psn_add(r->psn, k), &qp->attr.av,
-			     qp->attr.dest_qpn);
-		pkt.aeth.syndrome = droce_aeth_syn_ack(DROCE_AETH_CREDITS_UNLIMITED);
-		pkt.aeth.msn = r->msn & DROCE_24BIT_MASK;
-		tqp_xmit(qp, &pkt, &iov, n > 0 ? 1 : 0);
+		pkt = tqp_pkt(qp, &local, op, droce_psn_add(r->psn, k), &qp->attr.av,
+			      qp->attr.dest_qpn);
+		pkt->aeth.syndrome = droce_aeth_syn_ack(DROCE_AETH_CREDITS_UNLIMITED);
+		pkt->aeth.msn = r->msn & DROCE_24BIT_MASK;
+		tqp_xmit(qp, pkt, &iov, n > 0 ? 1 : 0);
 		r->sent += n;
 		sent++;
 		if (last)
@@ -625,14 +625,14 @@ resp_read_responses(struct droce_tqp *qp, struct droce_tqp_res *r, unsigned int 
 static void
 resp_atomic_reply(struct droce_tqp *qp, struct droce_tqp_res *r)
 {
-	struct droce_pkt ack;
+	struct droce_pkt local, *ack;
 
-	tqp_pkt_init(qp, &ack, DROCE_OP_RC_ATOMIC_ACKNOWLEDGE, r->psn, &qp->attr.av,
-		     qp->attr.dest_qpn);
-	ack.aeth.syndrome = r->syndrome;
-	ack.aeth.msn = r->msn & DROCE_24BIT_MASK;
-	ack.atmack_orig = r->orig;
-	tqp_xmit(qp, &ack, NULL, 0);
+	ack = tqp_pkt(qp, &local, DROCE_OP_RC_ATOMIC_ACKNOWLEDGE, r->psn, &qp->attr.av,
+		      qp->attr.dest_qpn);
+	ack->aeth.syndrome = r->syndrome;
+	ack->aeth.msn = r->msn & DROCE_24BIT_MASK;
+	ack->atmack_orig = r->orig;
+	tqp_xmit(qp, ack, NULL, 0);
 	res_set_pending(qp, r, false);
 }
 

@@ -66,9 +66,10 @@ engine_xmit(struct droce_engine *eng, struct droce_pkt *pkt, const struct droce_
 		memcpy(wire_dmac, pkt->dmac, 6);
 		memcpy(pkt->dmac, eng->dev->conf.mac, 6);
 		loop_push(eng, pkt, iov, n_iov);
+		/* put it back: @p pkt may be the QP's own description, kept (tr_ops.xmit) */
+		memcpy(pkt->dmac, wire_dmac, 6);	/* and a group's MAC on the wire */
 		if (!mcast)
 			return 0;
-		memcpy(pkt->dmac, wire_dmac, 6);	/* the group's MAC on the wire */
 	}
 	if (!mcast && memcmp(pkt->dmac, (uint8_t[6]){ 0 }, 6) == 0) {
 		if (eng->dev->conf.port_ops->resolve(eng->port_arg, pkt->dgid, pkt->dmac) < 0) {

@@ -204,6 +204,9 @@ int droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap);
 _Static_assert(DROCE_HDR_TMPL_KEY_LEN == 6 + 6 + 2 + 16 + 16 + 1 + 1 + 2 + 2 + 4 + 2 + 2 + 2,
 	       "the template key has no padding: memcmp compares fields only");
 
+/* ICRC states droce_pkt_build_hdrs_fast() keeps, by opcode & 3 (a message's FIRST, MIDDLE, LAST) */
+#define DROCE_HDR_TMPL_ICRC_SLOTS	4
+
 struct droce_hdr_tmpl {
 	uint8_t bytes[DROCE_HDR_TMPL_MAX];
 	uint8_t len;			/**< Ethernet to UDP; 0: not built yet */
@@ -211,6 +214,19 @@ struct droce_hdr_tmpl {
 	uint16_t ip_sum;		/**< IPv4: header sum with length and checksum 0 */
 	uint32_t flags;			/**< the packet's VLAN and IPv6 flags */
 	uint8_t key[DROCE_HDR_TMPL_KEY_LEN];	/**< the packet fields it was built from */
+	/* the fast path: droce_hdr_tmpl_serve() */
+	const struct droce_pkt *fast;	/**< the one description it serves so, or NULL */
+	uint32_t bth[3];		/**< its BTH words' constant bits: 0 and 2 in host
+					 * order, 1 (all constant) as on the wire */
+	/**
+	 * The ICRC's state after the IP header to BTH byte 7, which is the same
+	 * for every packet of the flow with the same UDP length and BTH word 0
+	 * (the key; 0: none): the CRC then reads only from the PSN on.
+	 */
+	struct {
+		uint64_t key;
+		uint32_t crc;
+	} icrc[DROCE_HDR_TMPL_ICRC_SLOTS];
 };
 
 /**
@@ -220,6 +236,46 @@ struct droce_hdr_tmpl {
  */
 int droce_pkt_build_hdrs_tmpl(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void *buf,
 			      uint32_t cap);
+
+/**
+ * Let @p t serve @p pkt by the fast path, droce_pkt_build_hdrs_fast(): the
+ * caller keeps @p pkt (the connected path's packet description of a QP) and
+ * changes it, packet to packet, only in opcode, se, padcnt, ackreq, psn,
+ * payload_len and the extension headers' fields; a transmitter may set its
+ * dmac (checked per packet). Any other change needs this call again, which
+ * also makes the next build rebuild @p t. NULL: no fast path.
+ */
+void droce_hdr_tmpl_serve(struct droce_hdr_tmpl *t, const struct droce_pkt *pkt);
+
+/** True when droce_pkt_build_hdrs_fast() may build @p pkt through @p t. */
+static inline bool
+droce_hdr_tmpl_fast_ok(const struct droce_hdr_tmpl *t, const struct droce_pkt *pkt)
+{
+	uint32_t a, b;
+	uint16_t c, d;
+
+	if (t->fast != pkt || t->len == 0)
+		return false;
+	/* the key starts with dmac: one 4- and one 2-byte compare, no call */
+	__builtin_memcpy(&a, t->key, 4);
+	__builtin_memcpy(&b, pkt->dmac, 4);
+	__builtin_memcpy(&c, t->key + 4, 2);
+	__builtin_memcpy(&d, pkt->dmac + 4, 2);
+	return a == b && c == d;
+}
+
+/**
+ * droce_pkt_build_hdrs_tmpl() for the description @p t serves (when
+ * droce_hdr_tmpl_fast_ok()): the same bytes and pkt offsets, from the
+ * template and the BTH's constant words, and in *icrc_pre the ICRC's state
+ * after the IP header to BTH byte 7 (DROCE_HDR_TMPL_ICRC_PRE() bytes from
+ * l3_off), for droce_icrc_update() over the rest.
+ */
+int droce_pkt_build_hdrs_fast(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void *buf,
+			      uint32_t cap, uint32_t *icrc_pre);
+
+/** Bytes from the IP header to BTH byte 7: what the cached ICRC state covers. */
+#define DROCE_HDR_TMPL_ICRC_PRE(t)	((uint32_t)(t)->len - (t)->l3_off + 8u)
 
 /** Pad bytes that align a payload of @p len bytes to 4 (IBA 9.2.3). */
 static inline uint8_t

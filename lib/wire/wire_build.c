@@ -202,6 +202,7 @@ tmpl_build(struct droce_hdr_tmpl *t, const struct droce_pkt *pkt)
 		t->ip_sum = droce_ipv4_hdr_sum(ip);
 	}
 	memcpy(t->key, (const uint8_t *)pkt + DROCE_HDR_TMPL_KEY_OFF, DROCE_HDR_TMPL_KEY_LEN);
+	memset(t->icrc, 0, sizeof(t->icrc));	/* they cover these bytes */
 }
 
 int
@@ -244,5 +245,100 @@ droce_pkt_build_hdrs_tmpl(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void 
 	build_xhdrs(pkt, d, f + t->len);
 	pkt->payload_off = (uint16_t)hlen;
 	pkt->frame_len = (uint32_t)(udp - f) + udp_len;
+	return (int)hlen;
+}
+
+void
+droce_hdr_tmpl_serve(struct droce_hdr_tmpl *t, const struct droce_pkt *pkt)
+{
+	t->fast = pkt;
+	t->len = 0;		/* rebuilt from the description at the next build */
+	memset(t->icrc, 0, sizeof(t->icrc));
+	if (pkt == NULL)
+		return;
+	/* build_bth()'s fields that the fast path takes as constant */
+	t->bth[0] = ((pkt->mig ? DROCE_BTH_MIG_MASK : 0u) | (pkt->tver & DROCE_BTH_TVER_MASK)) << 16 |
+		    pkt->pkey;
+	t->bth[1] = rte_cpu_to_be_32((pkt->fecn ? DROCE_BTH_FECN_MASK : 0u) |
+				     (pkt->becn ? DROCE_BTH_BECN_MASK : 0u) |
+				     (((uint32_t)pkt->resv6 << DROCE_BTH_RESV6_SHIFT) &
+				      DROCE_BTH_RESV6_MASK) |
+				     (pkt->dqpn & DROCE_24BIT_MASK));
+	t->bth[2] = ((uint32_t)pkt->resv7 << DROCE_BTH_RESV7_SHIFT) & DROCE_BTH_RESV7_MASK;
+}
+
+/* the fast path's template copy: a constant size, never past the frame's end */
+#define TMPL_COPY_SHORT	48u
+_Static_assert(TMPL_COPY_SHORT <= DROCE_ETH_BYTES + DROCE_IPV4_BYTES + DROCE_UDP_BYTES +
+			   DROCE_BTH_BYTES + DROCE_ICRC_BYTES &&
+	       DROCE_HDR_TMPL_MAX <= DROCE_ETH_BYTES + DROCE_IPV6_BYTES + DROCE_UDP_BYTES +
+			   DROCE_BTH_BYTES + DROCE_ICRC_BYTES &&
+	       TMPL_COPY_SHORT >= DROCE_ETH_BYTES + DROCE_VLAN_BYTES + DROCE_IPV4_BYTES +
+			   DROCE_UDP_BYTES,
+	       "a frame holds at least its headers, a BTH and the ICRC");
+
+int
+droce_pkt_build_hdrs_fast(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void *buf,
+			  uint32_t cap, uint32_t *icrc_pre)
+{
+	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
+	uint8_t *f = buf, *ip = f + t->l3_off, *udp = f + t->len - DROCE_UDP_BYTES;
+	uint32_t hlen = t->len + d->hdr_len, udp_len, frame_len, sum, w0, w[3];
+	uint64_t key;
+	uint16_t v;
+	unsigned int slot;
+
+	if (!(d->flags & DROCE_OPF_VALID))
+		return -EINVAL;
+	udp_len = DROCE_UDP_BYTES + d->hdr_len + pkt->payload_len + pkt->padcnt + DROCE_ICRC_BYTES;
+	frame_len = t->len - DROCE_UDP_BYTES + udp_len;
+	if (frame_len > cap)
+		return -ENOSPC;
+	/* whole vector moves: what lies past t->len the BTH overwrites */
+	if (t->len <= TMPL_COPY_SHORT)
+		memcpy(f, t->bytes, TMPL_COPY_SHORT);
+	else
+		memcpy(f, t->bytes, DROCE_HDR_TMPL_MAX);
+	if (t->flags & DROCE_PKT_F_IPV6) {
+		store_be16(ip + 4, (uint16_t)udp_len);
+	} else {
+		store_be16(ip + 2, (uint16_t)(DROCE_IPV4_BYTES + udp_len));
+		memcpy(&v, ip + 2, 2);
+		sum = (uint32_t)t->ip_sum + v;
+		sum = (sum >> 16) + (sum & 0xffff);
+		v = (uint16_t)~sum;
+		memcpy(ip + 10, &v, 2);
+	}
+	store_be16(udp + 4, (uint16_t)udp_len);
+
+	w0 = t->bth[0] | (uint32_t)pkt->opcode << 24 | (pkt->se ? DROCE_BTH_SE_MASK << 16 : 0u) |
+	     (((uint32_t)pkt->padcnt << (DROCE_BTH_PAD_SHIFT + 16)) & (DROCE_BTH_PAD_MASK << 16));
+	w[0] = rte_cpu_to_be_32(w0);
+	w[1] = t->bth[1];
+	w[2] = rte_cpu_to_be_32(t->bth[2] | (pkt->ackreq ? DROCE_BTH_ACKREQ_MASK : 0u) |
+				(pkt->psn & DROCE_24BIT_MASK));
+	memcpy(f + t->len, w, sizeof(w));
+	if (d->xhdrs == DROCE_XH(RETH)) {	/* a WRITE's or READ's first packet */
+		struct droce_reth *h = (void *)(f + t->len + DROCE_BTH_BYTES);
+
+		droce_reth_set_va(h, pkt->reth.va);
+		droce_reth_set_rkey(h, pkt->reth.rkey);
+		droce_reth_set_len(h, pkt->reth.len);
+	} else if (d->xhdrs != 0) {
+		build_xhdrs(pkt, d, f + t->len);
+	}
+	pkt->l3_off = t->l3_off;
+	pkt->bth_off = t->len;
+	pkt->payload_off = (uint16_t)hlen;
+	pkt->frame_len = frame_len;
+
+	/* IP to BTH byte 7 depend on the template, the UDP length and BTH word 0 only */
+	key = (uint64_t)udp_len << 32 | w0;
+	slot = pkt->opcode & (DROCE_HDR_TMPL_ICRC_SLOTS - 1);
+	if (t->icrc[slot].key != key) {
+		t->icrc[slot].key = key;
+		t->icrc[slot].crc = droce_icrc_calc(ip, DROCE_HDR_TMPL_ICRC_PRE(t));
+	}
+	*icrc_pre = t->icrc[slot].crc;
 	return (int)hlen;
 }
