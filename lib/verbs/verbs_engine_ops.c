@@ -5,14 +5,18 @@
 /*
  * The engine's side of the transports (struct droce_tr_ops): keys through the
  * device's key table, receive WQEs from the RQ or SRQ ring, completions into
- * the CQ ring (and its channel), frames to engine_xmit(), errors to the
+ * the CQ ring (and its channel; a CQ may have producers on several engines),
+ * frames to engine_xmit(), errors to the
  * owner as asynchronous events.
  */
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rte_pause.h>
 
 #include "verbs_engine_priv.h"
 
@@ -127,24 +131,68 @@ cqe_now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Take the CQ's next slot, or -ENOSPC if the client has not freed it:
+ * overflow is an error event, never silent loss (IBA 11.4.2.1). With one
+ * engine nobody else reserves; with several, a CAS, so that a full CQ
+ * reserves nothing (every reservation must be published, see cq_publish).
+ */
+static int
+cq_reserve(struct dev_cq *cq, bool shared, uint32_t *idx)
+{
+	uint32_t r = atomic_load_explicit(&cq->reserved, memory_order_relaxed);
+
+	do {
+		/* acquire: the client's reads of the slot happen-before we reuse it */
+		if (r - droce_shm_load_cons(cq->ring.r) >= cq->ring.nslots) {
+			if (!atomic_exchange(&cq->error, true)) {
+				atomic_store_explicit(&cq->ring.r->error, 1, memory_order_release);
+				dev_async_event(cq->o.cl, IBV_EVENT_CQ_ERR, cq->o.handle);
+			}
+			return -ENOSPC;
+		}
+		if (!shared) {
+			atomic_store_explicit(&cq->reserved, r + 1, memory_order_relaxed);
+			break;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&cq->reserved, &r, r + 1,
+							 memory_order_relaxed, memory_order_relaxed));
+	*idx = r;
+	return 0;
+}
+
+/*
+ * Make slot @p idx visible: after every slot before it, so the client sees
+ * one producer's prod. Another engine that reserved an earlier slot is
+ * writing it now (nothing it waits for can wait for us: each waits only
+ * for lower slots); the wait is on our own index, never on shared memory.
+ */
+static void
+cq_publish(struct dev_cq *cq, bool shared, uint32_t idx)
+{
+	if (shared)
+		/* acquire: pairs with the release below, so prod moves forward only */
+		while (atomic_load_explicit(&cq->published, memory_order_acquire) != idx)
+			rte_pause();
+	/* release: the slot's contents happen-before the client sees prod */
+	droce_shm_publish(cq->ring.r, idx + 1);
+	atomic_store_explicit(&cq->published, idx + 1, memory_order_release);
+}
+
 int
 engine_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c)
 {
 	struct dev_qp *qp = engine_tqp_to_qp(t);
 	struct dev_cq *cq = recv ? qp->rcq : qp->scq;
+	bool shared = qp->eng->dev->n_eng > 1;
 	struct droce_shm_cqe *s;
+	uint32_t idx;
 
 	(void)ctx;
-	if (cq->error)
+	if (atomic_load_explicit(&cq->error, memory_order_relaxed) ||
+	    cq_reserve(cq, shared, &idx) < 0)
 		return -ENOSPC;
-	if (cq->ring.idx - droce_shm_load_cons(cq->ring.r) >= cq->ring.nslots) {
-		/* overflow is an error event, never silent loss (IBA 11.4.2.1) */
-		cq->error = true;
-		atomic_store_explicit(&cq->ring.r->error, 1, memory_order_release);
-		dev_async_event(cq->o.cl, IBV_EVENT_CQ_ERR, cq->o.handle);
-		return -ENOSPC;
-	}
-	s = droce_shm_view_slot(&cq->ring, cq->ring.idx);
+	s = droce_shm_view_slot(&cq->ring, idx);
 	memset(s, 0, sizeof(*s));
 	s->wr_id = c->wr_id;
 	s->status = c->status;
@@ -158,12 +206,10 @@ engine_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe
 	s->wc_flags = c->wc_flags;
 	s->timestamp = cqe_now_ns(CLOCK_MONOTONIC);
 	s->wallclock = cqe_now_ns(CLOCK_REALTIME);
-	cq->ring.idx++;
-	droce_shm_publish(cq->ring.r, cq->ring.idx);
+	cq_publish(cq, shared, idx);
 	cq_signal(cq, c->solicited || c->status != IBV_WC_SUCCESS);
 	return 0;
 }
-
 
 static void
 ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
