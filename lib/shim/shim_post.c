@@ -308,8 +308,9 @@ shim_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind
 /* ---- receive ---- */
 
 static int
-rq_post(struct shim_context *sctx, uint32_t db, struct droce_shm_view *ring, pthread_spinlock_t *lock,
-	uint32_t handle, uint32_t max, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+rq_post(struct shim_context *sctx, uint32_t db, struct droce_shm_view *ring,
+	pthread_spinlock_t *lock, uint32_t handle, uint32_t max, struct ibv_recv_wr *wr,
+	struct ibv_recv_wr **bad_wr)
 {
 	uint32_t prod;
 	int ret = 0, i;
@@ -357,8 +358,8 @@ shim_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 		*bad_wr = wr;
 		return EINVAL;	/* receives go to the SRQ; RESET takes none */
 	}
-	return rq_post(qp_sctx(qp), qp->db, &qp->rq, qp->lockless ? NULL : &qp->rq_lock, ibqp->handle,
-		       max_sge(qp->cap.max_recv_sge), wr, bad_wr);
+	return rq_post(qp_sctx(qp), qp->db, &qp->rq, qp->lockless ? NULL : &qp->rq_lock,
+		       ibqp->handle, max_sge(qp->cap.max_recv_sge), wr, bad_wr);
 }
 
 int
@@ -366,8 +367,9 @@ shim_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_rec
 {
 	struct shim_srq *srq = to_ssrq(ibsrq);
 
-	return rq_post(to_sctx(ibsrq->context), srq->db, &srq->ring, srq->lockless ? NULL : &srq->lock,
-		       ibsrq->handle, max_sge(srq->max_sge), wr, bad_wr);
+	return rq_post(to_sctx(ibsrq->context), srq->db, &srq->ring,
+		       srq->lockless ? NULL : &srq->lock, ibsrq->handle, max_sge(srq->max_sge), wr,
+		       bad_wr);
 }
 
 /* ---- ibv_qp_ex: work-request builders ---- */

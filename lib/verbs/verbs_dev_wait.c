@@ -32,11 +32,14 @@ dev_client_wake_open(struct droce_client *cl, int *fds_out)
 		struct epoll_event ev = { .events = EPOLLIN };
 		int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 
-		if (fd < 0)
+		if (fd < 0) {
+			ret = -errno;
 			goto fail;
+		}
 		/* the control thread closes what it sent: the shim gets a copy */
 		fds_out[k] = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (fds_out[k] < 0) {
+			ret = -errno;
 			close(fd);
 			goto fail;
 		}
@@ -47,7 +50,6 @@ dev_client_wake_open(struct droce_client *cl, int *fds_out)
 	}
 	return 0;
 fail:
-	ret = -errno;
 	while (k-- > 0)
 		close(fds_out[k]);
 	dev_client_wake_close(cl);
