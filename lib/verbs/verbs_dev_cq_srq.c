@@ -30,6 +30,7 @@ dev_create_cq(struct droce_client *cl, const struct droce_ctrl_create_cq_req *re
 	if (cq == NULL)
 		return ENOMEM;
 	cq->chan_fd = -1;
+	cq->shared = cl->dev->n_eng > 1;	/* its QPs may run on several engines */
 	ret = dev_obj_add(cl->dev, cl, &cq->o, OBJ_CQ);
 	if (ret < 0)
 		goto err_free;
@@ -74,7 +75,7 @@ dev_resize_cq(struct droce_client *cl, const struct droce_ctrl_resize_cq_req *re
 	if (cq == NULL || req->cqe == 0 || req->cqe > (uint32_t)cl->dev->attr.max_cqe)
 		return EINVAL;
 	/* the workers are parked: nothing is reserved and not yet published */
-	prod = atomic_load_explicit(&cq->published, memory_order_relaxed);
+	prod = atomic_load_explicit(&cq->reserved, memory_order_relaxed);
 	cons = droce_shm_load_cons(cq->ring.r);
 	pending = prod - cons;
 	if (pending > cq->ring.nslots || req->cqe < pending)

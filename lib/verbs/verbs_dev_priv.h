@@ -85,16 +85,21 @@ struct dev_mw {
 };
 
 /*
- * A CQ may be fed by QPs on several engines: each reserves a slot on
- * @c reserved, writes it, waits until the slots before are published, then
- * publishes its own (the ring's prod, then @c published). With one engine
- * both are plain (engine_cq_push). The view's idx is unused.
+ * A CQ may be fed by QPs on several engines (@c shared: the device has
+ * more than one): each reserves a slot on @c reserved, writes it, waits
+ * until the slots before are published, then publishes its own (the
+ * ring's prod, then @c published). With one engine @c reserved is the
+ * producer index of a single-producer ring and @c published is unused
+ * (engine_cq_push). With the workers parked (control requests) nothing is
+ * reserved and unpublished: @c reserved is the ring's prod. The view's idx
+ * is unused.
  */
 struct dev_cq {
 	struct dev_obj o;
 	struct droce_shm_view ring;
+	bool shared;
 	_Atomic uint32_t reserved;	/* next slot an engine may take */
-	_Atomic uint32_t published;	/* slots before it are written and visible */
+	_Atomic uint32_t published;	/* shared: slots before it are written and visible */
 	uint32_t cqe;
 	int chan_fd;		/* write end of the completion channel's pipe, or -1 */
 	uint32_t refs;		/* QPs using it */
