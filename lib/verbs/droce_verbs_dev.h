@@ -233,7 +233,7 @@ struct droce_dev_stats {
 	uint64_t engine_rx[DROCE_DEV_MAX_ENGINES];
 	uint32_t engine_clients[DROCE_DEV_MAX_ENGINES];
 	uint32_t engine_qps[DROCE_DEV_MAX_ENGINES];
-	uint64_t engine_qps_placed[DROCE_DEV_MAX_ENGINES];
+	uint64_t engine_qps_created[DROCE_DEV_MAX_ENGINES];
 	unsigned int n_engines;
 };
 

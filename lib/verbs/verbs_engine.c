@@ -158,7 +158,7 @@ void
 engine_qp_attach(struct droce_engine *eng, struct dev_qp *qp)
 {
 	qp->eng = eng;
-	eng->n_placed++;
+	eng->qps_created++;
 	eng->qpn[qp->tqp.attr.qpn - DEV_QPN_BASE] = qp;
 	qp->live_idx = eng->n_live;
 	eng->live[eng->n_live++] = qp;
@@ -194,7 +194,7 @@ engine_stats_add(const struct droce_engine *eng, struct droce_dev_stats *st)
 	st->engine_rx[eng->id] = eng->rx_pkts;
 	st->engine_clients[eng->id] = eng->n_clients;
 	st->engine_qps[eng->id] = eng->n_live;
-	st->engine_qps_placed[eng->id] = eng->n_placed;
+	st->engine_qps_created[eng->id] = eng->qps_created;
 	if (eng->id + 1 > st->n_engines)
 		st->n_engines = eng->id + 1;
 	for (k = 0; k < DROCE_TQP_CNT_COUNT; k++)
