@@ -415,7 +415,12 @@ rx_is_fast(const struct droce_port *port, struct rte_mbuf *m)
 	uint32_t len = rte_pktmbuf_data_len(m), ihl;
 	rte_be32_t dst;
 
-	if (len < RTE_ETHER_HDR_LEN + IPV6_HDR + UDP_HDR ||
+	/*
+	 * The shortest frame is IPv4's (a 0-byte SEND: 58 bytes, padded to
+	 * 60): a frame of one flow sent the slow way would be overtaken by the
+	 * next ones kept here (UC and UD messages then arrive out of order).
+	 */
+	if (len < RTE_ETHER_HDR_LEN + IPV4_MIN_HDR + UDP_HDR ||
 	    !rte_is_same_ether_addr(&eth->dst_addr, &port->mac))
 		return false;
 	len -= RTE_ETHER_HDR_LEN;
@@ -430,7 +435,7 @@ rx_is_fast(const struct droce_port *port, struct rte_mbuf *m)
 			return false;
 		m->l3_len = (uint16_t)ihl;
 	} else if (eth->ether_type == RTE_BE16(ETHERTYPE_IPV6)) {
-		if (ip[0] >> 4 != 6 || ip[6] != IPPROTO_UDP_ ||
+		if (len < IPV6_HDR + UDP_HDR || ip[0] >> 4 != 6 || ip[6] != IPPROTO_UDP_ ||
 		    IPV6_HDR + (uint32_t)port_load_be16(ip + 4) > len ||
 		    port_load_be16(ip + 4) < UDP_HDR || !port_owns_ipv6(port, ip + 24) ||
 		    *(const rte_be16_t *)(const void *)(ip + IPV6_HDR + 2) != ROCE_PORT_BE)

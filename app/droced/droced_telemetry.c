@@ -106,6 +106,10 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, key, s.st.engine_rx[i]);
 		snprintf(key, sizeof(key), "engine%u_clients", i);
 		rte_tel_data_add_dict_u64(d, key, s.st.engine_clients[i]);
+		snprintf(key, sizeof(key), "engine%u_qps", i);
+		rte_tel_data_add_dict_u64(d, key, s.st.engine_qps[i]);
+		snprintf(key, sizeof(key), "engine%u_qps_created", i);
+		rte_tel_data_add_dict_u64(d, key, s.st.engine_qps_created[i]);
 	}
 	for (i = 0; i < DROCED_WAIT_CNT_COUNT; i++)	/* --idle wait */
 		rte_tel_data_add_dict_u64(d, droced_wait_counter_name[i], s.wait[i]);

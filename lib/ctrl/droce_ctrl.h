@@ -36,7 +36,7 @@
 
 #define DROCE_CTRL_VERSION	1
 #define DROCE_CTRL_MAX_MSG	4096
-#define DROCE_CTRL_MAX_FDS	3
+#define DROCE_CTRL_MAX_FDS	9	/* HELLO: the DB rings and a wake eventfd per engine (8) */
 #define DROCE_CTRL_SOCKET	"/run/droce/droced.sock"	/**< default; DROCE_SOCKET overrides */
 
 /** Message types: M(sym). Values are stable: add at the end only. */
@@ -102,10 +102,16 @@ struct droce_ctrl_hello_req {	/* fd: write end of the async-event pipe */
 	uint32_t abi_version;	/**< DROCE_SHM_ABI_VERSION of the client */
 	uint32_t pid;
 };
-struct droce_ctrl_hello_rep {	/* fd: the doorbell ring memfd */
+/*
+ * fds: one memfd holding n_db doorbell rings, ring k (engine k's) at offset
+ * k * db_map_len; then, with --idle wait, one wake eventfd per engine.
+ */
+struct droce_ctrl_hello_rep {
 	uint32_t ctx_handle;
 	uint32_t db_nslots;
-	uint64_t db_map_len;
+	uint64_t db_map_len;	/**< bytes of each ring's mapping */
+	uint32_t n_db;		/**< one ring per engine, 1 .. DROCE_SHM_MAX_DB */
+	uint32_t reserved;
 	char dev_name[64];
 	uint64_t node_guid;	/**< network order */
 };
@@ -211,6 +217,7 @@ struct droce_ctrl_create_srq_rep {	/* fd: the SRQ ring memfd */
 	uint32_t srq_handle;
 	struct ibv_srq_attr attr;
 	uint32_t nslots;
+	uint32_t engine;	/**< its doorbells go on the context's DB ring of this engine */
 	uint64_t map_len;
 };
 
@@ -243,6 +250,8 @@ struct droce_ctrl_create_qp_rep {	/* fds: SQ ring, RQ ring (none with an SRQ) */
 	uint32_t rq_nslots;
 	uint64_t sq_map_len;
 	uint64_t rq_map_len;
+	uint32_t engine;	/**< its doorbells go on the context's DB ring of this engine */
+	uint32_t reserved;
 };
 
 struct droce_ctrl_modify_qp_req {

@@ -94,11 +94,12 @@ shim_connect(const char *path, int timeout_s)
 
 /*
  * HELLO on @p sock, handing over @p event_wfd. On success *db_fd is the
- * doorbell memfd (or -1) and, if @p wake_fd, *wake_fd the daemon's wake
- * eventfd (or -1: a daemon that polls). @return 0 or a positive errno.
+ * doorbell memfd (or -1: its rings, rep->n_db of them) and, if @p wake_fds,
+ * wake_fds[k] engine k's wake eventfd for k < rep->n_db (all -1: a daemon
+ * that polls). @return 0 or a positive errno.
  */
 static int
-shim_hello(int sock, int event_wfd, struct droce_ctrl_hello_rep *rep, int *db_fd, int *wake_fd)
+shim_hello(int sock, int event_wfd, struct droce_ctrl_hello_rep *rep, int *db_fd, int *wake_fds)
 {
 	struct droce_ctrl_hello_req req = {
 		.abi_version = DROCE_SHM_ABI_VERSION,
@@ -112,17 +113,24 @@ shim_hello(int sock, int event_wfd, struct droce_ctrl_hello_rep *rep, int *db_fd
 		fds[i] = -1;
 	ret = droce_ctrl_call(sock, DROCE_CTRL_HELLO, &req, sizeof(req), &event_wfd, 1,
 			      rep, sizeof(*rep), fds, &nfds);
-	*db_fd = fds[0];
-	if (wake_fd != NULL) {
-		*wake_fd = ret == 0 ? fds[1] : -1;
-		fds[1] = -1;
+	if (ret == 0 && (rep->n_db == 0 || rep->n_db > DROCE_SHM_MAX_DB))
+		ret = EPROTO;
+	*db_fd = ret == 0 ? fds[0] : -1;
+	if (ret == 0)
+		fds[0] = -1;
+	if (wake_fds != NULL) {
+		for (i = 0; i < DROCE_SHM_MAX_DB; i++)
+			wake_fds[i] = -1;
+		/* all of them or none */
+		for (i = 0; ret == 0 && nfds == 1 + rep->n_db && i < rep->n_db; i++) {
+			wake_fds[i] = fds[1 + i];
+			fds[1 + i] = -1;
+		}
 	}
-	for (i = ret == 0 ? 1 : 0; i < DROCE_CTRL_MAX_FDS; i++)
+	for (i = 0; i < DROCE_CTRL_MAX_FDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	if (ret != 0)
-		*db_fd = -1;
-	else
+	if (ret == 0)
 		rep->dev_name[sizeof(rep->dev_name) - 1] = '\0';
 	return ret;
 }
@@ -305,19 +313,17 @@ shim_call_destroy(struct shim_context *sctx, uint16_t type, uint32_t handle)
 }
 
 int
-shim_ring_map(struct droce_shm_view *ring, int fd, uint64_t map_len, enum droce_shm_kind kind)
+shim_ring_map_at(struct droce_shm_view *ring, int fd, uint64_t map_len, uint64_t offset,
+		 enum droce_shm_kind kind)
 {
 	void *p;
 
 	memset(ring, 0, sizeof(*ring));
 	if (fd < 0)
 		return EPROTO;
-	if (map_len < sizeof(struct droce_shm_ring) || map_len > SIZE_MAX) {
-		close(fd);
+	if (map_len < sizeof(struct droce_shm_ring) || map_len > SIZE_MAX || offset > INT64_MAX)
 		return EPROTO;
-	}
-	p = mmap(NULL, (size_t)map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
+	p = mmap(NULL, (size_t)map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
 	if (p == MAP_FAILED)
 		return errno;
 	if (droce_shm_ring_check(p, kind, map_len) != 0) {
@@ -330,6 +336,47 @@ shim_ring_map(struct droce_shm_view *ring, int fd, uint64_t map_len, enum droce_
 	ring->log2_slot_size = ((struct droce_shm_ring *)p)->log2_slot_size;
 	ring->idx = kind == DROCE_SHM_CQ ? droce_shm_load_cons(p) : droce_shm_load_prod(p);
 	return 0;
+}
+
+int
+shim_ring_map(struct droce_shm_view *ring, int fd, uint64_t map_len, enum droce_shm_kind kind)
+{
+	int ret = shim_ring_map_at(ring, fd, map_len, 0, kind);
+
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* The context's DB rings, one per engine, back to back in @p fd (closed). */
+static int
+shim_db_map(struct shim_context *sctx, int fd, const struct droce_ctrl_hello_rep *rep)
+{
+	uint32_t k;
+	int ret = 0;
+
+	for (k = 0; k < rep->n_db && ret == 0; k++)
+		ret = shim_ring_map_at(&sctx->db[k], fd, rep->db_map_len, k * rep->db_map_len,
+				       DROCE_SHM_DB);
+	if (fd >= 0)
+		close(fd);
+	if (ret != 0) {
+		for (k = 0; k < rep->n_db; k++)
+			shim_ring_unmap(&sctx->db[k]);
+		return ret;
+	}
+	sctx->n_db = rep->n_db;
+	return 0;
+}
+
+static void
+shim_wake_close(struct shim_context *sctx)
+{
+	unsigned int k;
+
+	for (k = 0; k < DROCE_SHM_MAX_DB; k++)
+		if (sctx->wake_fd[k] >= 0)
+			close(sctx->wake_fd[k]);
 }
 
 void
@@ -516,15 +563,14 @@ shim_open_device_1_1(struct ibv_device *device)
 		goto err_sock;
 	}
 	memset(&rep, 0, sizeof(rep));
-	ret = shim_hello(sctx->sock, pfd[1], &rep, &db_fd, &sctx->wake_fd);
+	ret = shim_hello(sctx->sock, pfd[1], &rep, &db_fd, sctx->wake_fd);
 	/* Only the daemon holds the write end now: end of file means it is gone. */
 	close(pfd[1]);
 	if (ret != 0)
 		goto err_pipe;
-	ret = shim_ring_map(&sctx->db, db_fd, rep.db_map_len, DROCE_SHM_DB);
+	ret = shim_db_map(sctx, db_fd, &rep);
 	if (ret != 0) {
-		if (sctx->wake_fd >= 0)
-			close(sctx->wake_fd);
+		shim_wake_close(sctx);
 		goto err_pipe;
 	}
 
@@ -560,10 +606,12 @@ shim_close_device_1_1(struct ibv_context *ctx)
 {
 	struct shim_context *sctx = to_sctx(ctx);
 
+	unsigned int k;
+
 	/* The daemon frees whatever the application left on this connection. */
-	shim_ring_unmap(&sctx->db);
-	if (sctx->wake_fd >= 0)
-		close(sctx->wake_fd);
+	for (k = 0; k < sctx->n_db; k++)
+		shim_ring_unmap(&sctx->db[k]);
+	shim_wake_close(sctx);
 	close(sctx->sock);
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);

@@ -79,24 +79,26 @@ ring_full(struct droce_shm_view *ring, uint32_t prod)
 
 /* The daemon sleeps in epoll (--idle wait): one eventfd write wakes it. */
 static void
-shim_wake_daemon(struct shim_context *sctx)
+shim_wake_daemon(int wake_fd)
 {
 	uint64_t one = 1;
 
 	/* EAGAIN: the counter is full, so a wake-up is pending anyway */
-	(void)!write(sctx->wake_fd, &one, sizeof(one));
+	(void)!write(wake_fd, &one, sizeof(one));
 }
 
+/* @p db: the engine that runs the QP or SRQ (checked at create) */
 static inline void
-ring_publish(struct shim_context *sctx, struct droce_shm_view *ring, uint32_t prod, uint32_t handle)
+ring_publish(struct shim_context *sctx, uint32_t db, struct droce_shm_view *ring, uint32_t prod,
+	     uint32_t handle)
 {
 	ring->idx = prod;
 	/* release: the slot contents happen-before the engine sees prod */
 	droce_shm_publish(ring->r, prod);
 	/* -EAGAIN (DB ring full) is fine: the engine rescans flagged rings */
-	(void)droce_shm_doorbell(sctx->db.r, &ring->r->flag, handle);
-	if (sctx->wake_fd >= 0 && droce_shm_engine_asleep(sctx->db.r))
-		shim_wake_daemon(sctx);
+	(void)droce_shm_doorbell(sctx->db[db].r, &ring->r->flag, handle);
+	if (sctx->wake_fd[db] >= 0 && droce_shm_engine_asleep(sctx->db[db].r))
+		shim_wake_daemon(sctx->wake_fd[db]);
 }
 
 /* Header fields of a send WQE; everything the engine reads is written. */
@@ -267,7 +269,7 @@ sq_post(struct shim_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
 		prod++;
 	}
 	if (prod != qp->sq.idx)
-		ring_publish(qp_sctx(qp), &qp->sq, prod, qp->qp.handle);
+		ring_publish(qp_sctx(qp), qp->db, &qp->sq, prod, qp->qp.handle);
 	sq_unlock(qp);
 	if (ret != 0)
 		*bad_wr = wr;
@@ -306,8 +308,9 @@ shim_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind
 /* ---- receive ---- */
 
 static int
-rq_post(struct shim_context *sctx, struct droce_shm_view *ring, pthread_spinlock_t *lock,
-	uint32_t handle, uint32_t max, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+rq_post(struct shim_context *sctx, uint32_t db, struct droce_shm_view *ring,
+	pthread_spinlock_t *lock, uint32_t handle, uint32_t max, struct ibv_recv_wr *wr,
+	struct ibv_recv_wr **bad_wr)
 {
 	uint32_t prod;
 	int ret = 0, i;
@@ -338,7 +341,7 @@ rq_post(struct shim_context *sctx, struct droce_shm_view *ring, pthread_spinlock
 		prod++;
 	}
 	if (prod != ring->idx)
-		ring_publish(sctx, ring, prod, handle);
+		ring_publish(sctx, db, ring, prod, handle);
 	if (lock != NULL)
 		pthread_spin_unlock(lock);
 	if (ret != 0)
@@ -355,8 +358,8 @@ shim_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 		*bad_wr = wr;
 		return EINVAL;	/* receives go to the SRQ; RESET takes none */
 	}
-	return rq_post(qp_sctx(qp), &qp->rq, qp->lockless ? NULL : &qp->rq_lock, ibqp->handle,
-		       max_sge(qp->cap.max_recv_sge), wr, bad_wr);
+	return rq_post(qp_sctx(qp), qp->db, &qp->rq, qp->lockless ? NULL : &qp->rq_lock,
+		       ibqp->handle, max_sge(qp->cap.max_recv_sge), wr, bad_wr);
 }
 
 int
@@ -364,8 +367,9 @@ shim_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_rec
 {
 	struct shim_srq *srq = to_ssrq(ibsrq);
 
-	return rq_post(to_sctx(ibsrq->context), &srq->ring, srq->lockless ? NULL : &srq->lock,
-		       ibsrq->handle, max_sge(srq->max_sge), wr, bad_wr);
+	return rq_post(to_sctx(ibsrq->context), srq->db, &srq->ring,
+		       srq->lockless ? NULL : &srq->lock, ibsrq->handle, max_sge(srq->max_sge), wr,
+		       bad_wr);
 }
 
 /* ---- ibv_qp_ex: work-request builders ---- */
@@ -440,7 +444,7 @@ wr_complete(struct ibv_qp_ex *x)
 	if (ret == 0 && !sq_may_post(qp->qp.state))
 		ret = EINVAL;	/* as ibv_post_send(): the batch is not posted */
 	if (ret == 0 && qp->wr_prod != qp->sq.idx)
-		ring_publish(qp_sctx(qp), &qp->sq, qp->wr_prod, qp->qp.handle);
+		ring_publish(qp_sctx(qp), qp->db, &qp->sq, qp->wr_prod, qp->qp.handle);
 	qp->wr_cur = NULL;
 	sq_unlock(qp);
 	return ret;

@@ -85,8 +85,14 @@ struct shim_context {
 	_Atomic bool dead;		/* the daemon went away: destroys succeed locally */
 	_Atomic bool fatal_reported;	/* IBV_EVENT_DEVICE_FATAL handed out once */
 	uint32_t ctx_handle;
-	struct droce_shm_view db;	/* doorbell ring (shared by all QPs/SRQs) */
-	int wake_fd;			/* eventfd: wakes a daemon asleep (--idle wait), or -1 */
+	/*
+	 * Per engine of the daemon: the doorbell ring of our QPs and SRQs it
+	 * runs (each names its engine at create), and the eventfd that wakes
+	 * that engine when it sleeps (--idle wait), or -1.
+	 */
+	struct droce_shm_view db[DROCE_SHM_MAX_DB];
+	int wake_fd[DROCE_SHM_MAX_DB];
+	uint32_t n_db;
 	pthread_mutex_t tab_lock;
 	struct shim_objtab tab;		/* handle -> CQ/QP/SRQ, for events */
 };
@@ -173,6 +179,7 @@ struct shim_srq {
 	pthread_spinlock_t lock;
 	struct shim_pd *parent;		/* created on a parent domain, or NULL */
 	bool lockless;			/* ... with a thread domain: lock not taken */
+	uint32_t db;			/* its engine: which of the context's DB rings */
 	uint32_t max_sge;
 	uint32_t events_got;
 };
@@ -187,6 +194,7 @@ struct shim_qp {
 	uint32_t comp_mask;		/* SHIM_QP_EX */
 	struct droce_shm_view sq;
 	struct droce_shm_view rq;	/* r == NULL with an SRQ; idx: our producer index */
+	uint32_t db;			/* its engine: which of the context's DB rings */
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
 	struct shim_pd *parent;		/* created on a parent domain, or NULL */
@@ -227,6 +235,9 @@ int shim_call_destroy(struct shim_context *sctx, uint16_t type, uint32_t handle)
  * it is of @p kind. @return 0 or a positive errno.
  */
 int shim_ring_map(struct droce_shm_view *ring, int fd, uint64_t map_len, enum droce_shm_kind kind);
+/* The same, at @p offset in the memfd, which stays open. */
+int shim_ring_map_at(struct droce_shm_view *ring, int fd, uint64_t map_len, uint64_t offset,
+		     enum droce_shm_kind kind);
 void shim_ring_unmap(struct droce_shm_view *ring);
 
 int shim_obj_add(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle, void *obj);

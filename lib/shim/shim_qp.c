@@ -99,12 +99,15 @@ shim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 			fds, 2);
 	if (ret != 0)
 		goto err_free;
+	qp->db = rep.engine;
 	ret = shim_ring_map(&qp->sq, fds[0], rep.sq_map_len, DROCE_SHM_SQ);
 	fds[0] = -1;
 	if (ret == 0 && attr->srq == NULL) {
 		ret = shim_ring_map(&qp->rq, fds[1], rep.rq_map_len, DROCE_SHM_RQ);
 		fds[1] = -1;
 	}
+	if (ret == 0 && rep.engine >= sctx->n_db)
+		ret = EPROTO;	/* no DB ring of ours reaches that engine */
 	if (ret == 0)
 		ret = shim_obj_add(sctx, SHIM_OBJ_QP, rep.qp_handle, qp);
 	if (ret != 0)
@@ -269,6 +272,9 @@ shim_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
 	if (ret != 0)
 		goto err_free;
 	ret = shim_ring_map(&srq->ring, fd, rep.map_len, DROCE_SHM_RQ);
+	srq->db = rep.engine;
+	if (ret == 0 && rep.engine >= sctx->n_db)
+		ret = EPROTO;	/* no DB ring of ours reaches that engine */
 	if (ret == 0)
 		ret = shim_obj_add(sctx, SHIM_OBJ_SRQ, rep.srq_handle, srq);
 	if (ret != 0)

@@ -18,8 +18,8 @@
  *   ring   producer  consumer  slot
  *   SQ     client    engine    struct droce_shm_swqe
  *   RQ     client    engine    struct droce_shm_rwqe  (also SRQ)
- *   CQ     engine    client    struct droce_shm_cqe
- *   DB     clients   engine    struct droce_shm_db    (one per context)
+ *   CQ     engines   client    struct droce_shm_cqe
+ *   DB     clients   engine    struct droce_shm_db    (one per context and engine)
  *
  * Nothing the client writes is trusted: the engine copies a slot before it
  * reads it, checks every field, and keeps its own consumer index (the
@@ -29,11 +29,18 @@
  *
  * Doorbells: after publishing SQ or RQ slots the client sets the QP's
  * doorbell flag; if it was clear it pushes the QP's handle on the context's
- * DB ring. The engine clears the flag before it drains the rings, so no
+ * DB ring of the engine that runs the QP (or SRQ), named in the create
+ * reply; each ring has that one engine as its consumer, which ignores a
+ * handle it does not run. The engine clears the flag before it drains the rings, so no
  * update is ever missed and an idle QP costs nothing. An engine that
  * waits instead of polling (--idle wait) sets its DB rings' flag first;
  * a client that sees it after ringing writes the context's wake eventfd
- * (passed with the DB ring at HELLO).
+ * (one per engine, passed with the DB rings at HELLO).
+ *
+ * A CQ may be fed by several engines (a context's QPs spread over the
+ * workers). They reserve slots in order on a daemon-private index and
+ * publish prod in that order, each after the one before (lib/verbs), so
+ * the client sees a single producer: the ABI is the same as with one.
  *
  * Ordering, one pairing per line (each helper below names its partner):
  *
@@ -75,10 +82,11 @@
 #include <stdint.h>
 
 #define DROCE_SHM_MAGIC		0x64524f43u	/* "dROC" */
-#define DROCE_SHM_ABI_VERSION	1
+#define DROCE_SHM_ABI_VERSION	2
 #define DROCE_SHM_CACHE_LINE	64
 #define DROCE_SHM_MAX_SGE	8	/**< SGEs per work request */
 #define DROCE_SHM_MAX_INLINE	256	/**< inline bytes per send WQE */
+#define DROCE_SHM_MAX_DB	8	/**< DB rings per context: one per engine */
 
 /**
  * Largest ring: 2^24 slots. Free-running uint32_t indices need nslots <=

@@ -226,9 +226,14 @@ struct droce_dev_stats {
 	/** the device's life: live QPs plus every QP destroyed before */
 	uint64_t tqp_cnt[DROCE_TQP_CNT_COUNT];
 	uint32_t clients, pds, mrs, mws, cqs, srqs, qps, ahs, mcast_groups;
-	/** each engine's received packets for its QPs, and its clients now */
+	/**
+	 * Each engine's received packets for its QPs; the clients with a QP or
+	 * SRQ there now; its QPs now; every QP it ever ran.
+	 */
 	uint64_t engine_rx[DROCE_DEV_MAX_ENGINES];
 	uint32_t engine_clients[DROCE_DEV_MAX_ENGINES];
+	uint32_t engine_qps[DROCE_DEV_MAX_ENGINES];
+	uint64_t engine_qps_created[DROCE_DEV_MAX_ENGINES];
 	unsigned int n_engines;
 };
 

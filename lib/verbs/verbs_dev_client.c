@@ -26,29 +26,14 @@ droce_dev_client_new(struct droce_dev *dev, const struct droce_client_cred *cred
 	cl->id = ++dev->next_client;
 	cl->cred = *cred;
 	cl->async_fd = -1;
-	cl->wake_fd = -1;
-	cl->eng = NULL;		/* placed with its first QP or SRQ (dev_client_engine) */
+	for (t = 0; t < DEV_MAX_ENGINES; t++)
+		cl->wake_fd[t] = -1;
 	for (t = 0; t < OBJ_TYPE_COUNT; t++)
 		cl->objs[t].next = cl->objs[t].prev = &cl->objs[t];
 	cl->next = dev->clients;
 	dev->clients = cl;
 	*out = cl;
 	return 0;
-}
-
-/*
- * The engine that runs the client's QPs, chosen when it first needs one:
- * a connection that only probes the device (the shim's device list, a
- * tool's ibv_devinfo) takes no engine's turn.
- */
-struct droce_engine *
-dev_client_engine(struct droce_client *cl)
-{
-	if (cl->eng == NULL) {
-		cl->eng = engine_place_client(cl->dev);
-		dev_client_wake_join(cl);
-	}
-	return cl->eng;
 }
 
 uint32_t
@@ -72,10 +57,9 @@ droce_dev_client_free(struct droce_client *cl)
 	for (k = 0; k < DROCE_DIM(order); k++)
 		DEV_CL_FOREACH(o, nx, cl, order[k])
 			dev_obj_destroy(dev, o);
-	dev_ring_free(&cl->db);
+	for (k = 0; k < DEV_MAX_ENGINES; k++)
+		dev_ring_free(&cl->db[k]);
 	dev_client_wake_close(cl);
-	if (cl->eng != NULL)
-		engine_client_gone(cl->eng);
 	if (cl->async_fd >= 0)
 		close(cl->async_fd);
 	for (pp = &dev->clients; *pp != NULL; pp = &(*pp)->next)

@@ -30,6 +30,7 @@ dev_create_cq(struct droce_client *cl, const struct droce_ctrl_create_cq_req *re
 	if (cq == NULL)
 		return ENOMEM;
 	cq->chan_fd = -1;
+	cq->shared = cl->dev->n_eng > 1;	/* its QPs may run on several engines */
 	ret = dev_obj_add(cl->dev, cl, &cq->o, OBJ_CQ);
 	if (ret < 0)
 		goto err_free;
@@ -68,29 +69,30 @@ dev_resize_cq(struct droce_client *cl, const struct droce_ctrl_resize_cq_req *re
 {
 	struct dev_cq *cq = dev_obj_get(cl, req->cq_handle, OBJ_CQ);
 	struct droce_shm_view nr;
-	uint32_t cons, pending, i;
+	uint32_t prod, cons, pending, i;
 	int ret;
 
 	if (cq == NULL || req->cqe == 0 || req->cqe > (uint32_t)cl->dev->attr.max_cqe)
 		return EINVAL;
+	/* the workers are parked: nothing is reserved and not yet published */
+	prod = atomic_load_explicit(&cq->reserved, memory_order_relaxed);
 	cons = droce_shm_load_cons(cq->ring.r);
-	pending = cq->ring.idx - cons;
+	pending = prod - cons;
 	if (pending > cq->ring.nslots || req->cqe < pending)
 		return EINVAL;
 	ret = dev_ring_create(&nr, DROCE_SHM_CQ, cq->o.handle, droce_pow2_at_least(req->cqe), DEV_CQE_SLOT,
 			      &fds[0]);
 	if (ret < 0)
 		return -ret;
-	for (i = cons; i != cq->ring.idx; i++)
+	for (i = cons; i != prod; i++)
 		memcpy(droce_shm_view_slot(&nr, i), droce_shm_view_slot(&cq->ring, i), DEV_CQE_SLOT);
-	nr.idx = cq->ring.idx;
 	droce_shm_release(nr.r, cons);
-	droce_shm_publish(nr.r, nr.idx);
+	droce_shm_publish(nr.r, prod);
 	/* an arm the client set before asking (it arms no more until it has the new ring) */
 	atomic_store_explicit(&nr.r->flag, atomic_load_explicit(&cq->ring.r->flag,
 								 memory_order_acquire),
 			      memory_order_release);
-	atomic_store_explicit(&nr.r->error, cq->error ? 1 : 0, memory_order_release);
+	atomic_store_explicit(&nr.r->error, atomic_load(&cq->error) ? 1 : 0, memory_order_release);
 	dev_ring_free(&cq->ring);
 	cq->ring = nr;
 	cq->cqe = nr.nslots;
@@ -112,13 +114,14 @@ dev_create_srq(struct droce_client *cl, const struct droce_ctrl_create_srq_req *
 	if (pd == NULL || req->attr.max_wr == 0 || req->attr.max_wr > DEV_MAX_SRQ_WR ||
 	    req->attr.max_sge > DROCE_SHM_MAX_SGE || req->attr.srq_limit > req->attr.max_wr)
 		return EINVAL;
-	(void)dev_client_engine(cl);	/* its doorbells are that engine's to check */
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
 		return ENOMEM;
 	ret = dev_obj_add(cl->dev, cl, &srq->o, OBJ_SRQ);
 	if (ret < 0)
 		goto err_free;
+	/* its doorbells are that engine's to check, and its QPs run there */
+	srq->eng = engine_place(cl);
 	ret = dev_ring_create(&srq->ring, DROCE_SHM_RQ, srq->o.handle, droce_pow2_at_least(req->attr.max_wr),
 			      DEV_RWQE_SLOT, &fds[0]);
 	if (ret < 0)
@@ -135,9 +138,11 @@ dev_create_srq(struct droce_client *cl, const struct droce_ctrl_create_srq_req *
 	rep->attr.srq_limit = srq->limit;
 	rep->nslots = srq->ring.nslots;
 	rep->map_len = srq->ring.map_len;
+	rep->engine = engine_id(srq->eng);
 	return 0;
 
 err_obj:
+	engine_unplace(cl, srq->eng);
 	dev_obj_del(cl->dev, &srq->o);
 err_free:
 	free(srq);

@@ -87,6 +87,7 @@ dev_obj_destroy(struct droce_dev *dev, struct dev_obj *o)
 		struct dev_srq *srq = (struct dev_srq *)o;
 
 		dev_ring_free(&srq->ring);
+		engine_unplace(srq->o.cl, srq->eng);
 		srq->pd->refs--;
 		break;
 	}

@@ -84,17 +84,32 @@ struct dev_mw {
 	struct dev_pd *pd;
 };
 
+/*
+ * A CQ may be fed by QPs on several engines (@c shared: the device has
+ * more than one): each reserves a slot on @c reserved, writes it, waits
+ * until the slots before are published, then publishes its own (the
+ * ring's prod, then @c published). With one engine @c reserved is the
+ * producer index of a single-producer ring and @c published is unused
+ * (engine_cq_push). With the workers parked (control requests) nothing is
+ * reserved and unpublished: @c reserved is the ring's prod. The view's idx
+ * is unused.
+ */
 struct dev_cq {
 	struct dev_obj o;
 	struct droce_shm_view ring;
+	bool shared;
+	_Atomic uint32_t reserved;	/* next slot an engine may take */
+	_Atomic uint32_t published;	/* shared: slots before it are written and visible */
 	uint32_t cqe;
 	int chan_fd;		/* write end of the completion channel's pipe, or -1 */
 	uint32_t refs;		/* QPs using it */
-	bool error;
+	_Atomic bool error;	/* overflowed: the first engine to see it raises CQ_ERR */
 };
 
+/* One consumer: its QPs are all placed on its engine (dev_create_qp). */
 struct dev_srq {
 	struct dev_obj o;
+	struct droce_engine *eng;	/* takes its doorbells and runs every QP on it */
 	struct droce_shm_view ring;
 	struct dev_pd *pd;
 	uint32_t max_wr;
@@ -139,9 +154,13 @@ struct droce_client {
 	uint32_t id;
 	struct droce_client_cred cred;
 	int async_fd;		/* write end of the async-event pipe, or -1 */
-	int wake_fd;		/* eventfd the shim writes when we sleep (--idle wait), or -1 */
-	struct droce_engine *eng;	/* runs all its QPs: its CQs and SRQs have one producer */
-	struct droce_shm_view db;
+	/*
+	 * Per engine: the doorbell ring of its QPs and SRQs there, and the
+	 * eventfd the shim writes when that engine sleeps (--idle wait), or -1.
+	 */
+	struct droce_shm_view db[DEV_MAX_ENGINES];
+	int wake_fd[DEV_MAX_ENGINES];
+	uint32_t n_placed[DEV_MAX_ENGINES];	/* its QPs and SRQs on each engine */
 	/*
 	 * Heads of its objects by type: a client's teardown and per-client
 	 * walks visit its own objects, not every handle of the device.
@@ -162,7 +181,7 @@ struct droce_dev {
 	uint32_t next_qpn;		/* where the next free-QPN search starts */
 	struct droce_engine *eng[DEV_MAX_ENGINES];	/* each runs its clients' QPs */
 	unsigned int n_eng;
-	unsigned int next_place;	/* engine_place_client() starts its turn here */
+	unsigned int next_place;	/* engine_place() starts its turn here */
 	struct droce_client *clients;
 	uint32_t next_client;
 	uint32_t nobj[OBJ_TYPE_COUNT];
@@ -182,9 +201,14 @@ dev_mtu_bytes(enum ibv_mtu m)
 	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 1024;
 }
 
-/* verbs_engine.c: where a new client's objects run; the engine whose shard holds @p qpn */
-struct droce_engine *engine_place_client(struct droce_dev *dev);
-void engine_client_gone(struct droce_engine *eng);
+/*
+ * verbs_engine.c: where a new QP or SRQ of @p cl runs (the engine with the
+ * fewest live QPs), counted until engine_unplace(); the engine whose shard
+ * holds @p qpn
+ */
+struct droce_engine *engine_place(struct droce_client *cl);
+void engine_place_on(struct droce_client *cl, struct droce_engine *eng);
+void engine_unplace(struct droce_client *cl, struct droce_engine *eng);
 struct droce_engine *dev_qpn_engine(const struct droce_dev *dev, uint32_t qpn);
 unsigned int engine_id(const struct droce_engine *eng);
 
@@ -203,6 +227,9 @@ void dev_async_event(struct droce_client *cl, enum ibv_event_type type, uint32_t
 /* verbs_ring.c */
 int dev_ring_create(struct droce_shm_view *ring, enum droce_shm_kind kind, uint32_t handle,
 		    uint32_t nslots, uint32_t slot_size, int *fd_out);
+/* @p n rings in one memfd, ring k at offset k * (each view's map_len) */
+int dev_ring_create_n(struct droce_shm_view *rings, unsigned int n, enum droce_shm_kind kind,
+		      uint32_t handle, uint32_t nslots, uint32_t slot_size, int *fd_out);
 void dev_ring_free(struct droce_shm_view *ring);
 
 /* verbs_dev_reclaim.c: MR pages and key records freed once no engine can see them */
@@ -210,12 +237,11 @@ int dev_reclaim_init(struct droce_dev *dev);
 void dev_reclaim_defer(struct droce_dev *dev, void *map, uint64_t map_len, void *obj);
 void dev_reclaim_fini(struct droce_dev *dev);
 
-/* verbs_dev_wait.c: the client's wake eventfd (fd_out: its copy for the shim) */
-int dev_client_wake_open(struct droce_client *cl, int *fd_out);
-/* its engine's epoll set takes the wake eventfd, once the client is placed */
-void dev_client_wake_join(struct droce_client *cl);
-/* verbs_dev_client.c: the client's engine, placing it first if it has none */
-struct droce_engine *dev_client_engine(struct droce_client *cl);
+/*
+ * verbs_dev_wait.c: the client's wake eventfds, one per engine, each in its
+ * engine's epoll set (fds_out: the copies for the shim); 0 or -errno
+ */
+int dev_client_wake_open(struct droce_client *cl, int *fds_out);
 void dev_client_wake_close(struct droce_client *cl);
 
 /* verbs_dev_destroy.c */

@@ -49,14 +49,23 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	if (req->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		return EOPNOTSUPP;
 
-	eng = dev_client_engine(cl);
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return ENOMEM;
+	/*
+	 * The least loaded engine, or the SRQ's: an SRQ has one consumer, the
+	 * engine that takes its doorbells, so every QP on it runs there.
+	 */
+	if (srq != NULL) {
+		eng = srq->eng;
+		engine_place_on(cl, eng);
+	} else {
+		eng = engine_place(cl);
+	}
 	for (i = 0; i < DEV_MAX_QP; i++) {
 		uint32_t slot = (dev->next_qpn + i) % DEV_MAX_QP;
 
-		/* the client's engine's shard only: RX finds the engine from the QPN */
+		/* that engine's shard only: RX finds the engine from the QPN */
 		if (dev_qpn_engine(dev, DEV_QPN_BASE + slot) == eng &&
 		    !engine_qpn_used(eng, DEV_QPN_BASE + slot) &&
 		    (dev->qpn_held == NULL || !dev->qpn_held(dev->qpn_held_arg, DEV_QPN_BASE + slot)))
@@ -126,6 +135,7 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	rep->sq_map_len = qp->sq.map_len;
 	rep->rq_nslots = srq ? 0 : cap.max_recv_wr;
 	rep->rq_map_len = srq ? 0 : qp->rq.map_len;
+	rep->engine = engine_id(eng);
 	return 0;
 
 err_swqe:
@@ -142,6 +152,7 @@ err_sq:
 err_obj:
 	dev_obj_del(dev, &qp->o);
 err_free:
+	engine_unplace(cl, eng);
 	free(qp);
 	return ret;
 }
@@ -314,6 +325,7 @@ dev_qp_free(struct droce_dev *dev, struct dev_qp *qp)
 	engine_qp_send_out(qp->eng, qp);
 	droce_mcast_detach_all(dev->mcast, qp, group_gone, dev);
 	engine_qp_detach(qp->eng, qp);
+	engine_unplace(qp->o.cl, qp->eng);
 	qp->pd->refs--;
 	qp->scq->refs--;
 	qp->rcq->refs--;

@@ -16,18 +16,23 @@
 
 #include "verbs_dev_priv.h"
 
+_Static_assert(DEV_MAX_ENGINES <= DROCE_SHM_MAX_DB, "a DB ring per engine");
+_Static_assert(1 + DEV_MAX_ENGINES <= DROCE_CTRL_MAX_FDS, "HELLO: DB memfd, wake eventfds");
+
 static int
 dev_hello(struct droce_client *cl, const struct droce_ctrl_hello_req *req, int async_fd,
 	  struct droce_ctrl_hello_rep *rep, int *fds, unsigned int *nfds)
 {
+	unsigned int n_eng = cl->dev->n_eng;
 	int ret;
 
 	if (req->abi_version != DROCE_SHM_ABI_VERSION)
 		return EPROTO;
-	if (cl->db.r != NULL)
+	if (cl->db[0].r != NULL)
 		return EINVAL;		/* once per connection */
-	ret = dev_ring_create(&cl->db, DROCE_SHM_DB, cl->id, DEV_DB_SLOTS,
-			      sizeof(struct droce_shm_db), &fds[0]);
+	/* a DB ring per engine, whose worker alone takes it: one memfd */
+	ret = dev_ring_create_n(cl->db, n_eng, DROCE_SHM_DB, cl->id, DEV_DB_SLOTS,
+				sizeof(struct droce_shm_db), &fds[0]);
 	if (ret < 0)
 		return -ret;
 	if (async_fd >= 0) {
@@ -36,10 +41,11 @@ dev_hello(struct droce_client *cl, const struct droce_ctrl_hello_req *req, int a
 	}
 	*nfds = 1;
 	if (dev_client_wake_open(cl, &fds[1]) == 0)
-		*nfds = 2;		/* --idle wait: the shim's wake eventfd */
+		*nfds = 1 + n_eng;	/* --idle wait: the shim's wake eventfds */
 	rep->ctx_handle = cl->id;
 	rep->db_nslots = DEV_DB_SLOTS;
-	rep->db_map_len = cl->db.map_len;
+	rep->db_map_len = cl->db[0].map_len;
+	rep->n_db = n_eng;
 	snprintf(rep->dev_name, sizeof(rep->dev_name), "%s", cl->dev->conf.name);
 	rep->node_guid = htobe64(cl->dev->conf.node_guid);
 	return 0;
@@ -90,7 +96,7 @@ droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr, con
 	if (hdr->type == DROCE_CTRL_NONE || hdr->type >= DROCE_CTRL_TYPE_COUNT ||
 	    hdr->len != req_len[hdr->type])
 		return -EPROTO;
-	if (hdr->type != DROCE_CTRL_HELLO && cl->db.r == NULL)
+	if (hdr->type != DROCE_CTRL_HELLO && cl->db[0].r == NULL)
 		return -EPROTO;		/* HELLO comes first */
 
 	switch (hdr->type) {

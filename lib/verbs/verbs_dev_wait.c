@@ -3,9 +3,10 @@
  */
 
 /*
- * The device's side of --idle wait: each client gets an eventfd, in the
- * worker's epoll set, that its shim writes after ringing a doorbell while
- * the DB ring's flag says the engine may be asleep (verbs_engine_wait.c).
+ * The device's side of --idle wait: each client gets an eventfd per engine,
+ * in that worker's epoll set, that its shim writes after ringing a doorbell
+ * on that engine's DB ring while the ring's flag says the engine may be
+ * asleep (verbs_engine_wait.c).
  */
 
 #include <errno.h>
@@ -17,50 +18,55 @@
 
 #include "verbs_dev_priv.h"
 
+/* Each engine's eventfd, in that engine's epoll set. */
 int
-dev_client_wake_open(struct droce_client *cl, int *fd_out)
+dev_client_wake_open(struct droce_client *cl, int *fds_out)
 {
-	int fd;
+	struct droce_dev *dev = cl->dev;
+	unsigned int k;
+	int ret;
 
-	if (cl->dev->conf.wait_epfd[0] <= 0 || cl->wake_fd >= 0)
+	if (dev->conf.wait_epfd[0] <= 0 || cl->wake_fd[0] >= 0)
 		return -EINVAL;
-	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* the control thread closes what it sent: the shim gets a copy */
-	*fd_out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (*fd_out < 0) {
-		close(fd);
-		return -errno;
+	for (k = 0; k < dev->n_eng; k++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+		if (fd < 0) {
+			ret = -errno;
+			goto fail;
+		}
+		/* the control thread closes what it sent: the shim gets a copy */
+		fds_out[k] = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (fds_out[k] < 0) {
+			ret = -errno;
+			close(fd);
+			goto fail;
+		}
+		cl->wake_fd[k] = fd;
+		ev.data.fd = fd;
+		/* on failure its doorbells wake nobody: the engine's naps still find them */
+		(void)epoll_ctl(dev->conf.wait_epfd[k], EPOLL_CTL_ADD, fd, &ev);
 	}
-	cl->wake_fd = fd;
-	if (cl->eng != NULL)
-		dev_client_wake_join(cl);
 	return 0;
-}
-
-void
-dev_client_wake_join(struct droce_client *cl)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	if (cl->wake_fd < 0)
-		return;
-	ev.data.fd = cl->wake_fd;
-	/* on failure its doorbells wake nobody: the engine's naps still find them */
-	(void)epoll_ctl(cl->dev->conf.wait_epfd[engine_id(cl->eng)], EPOLL_CTL_ADD, cl->wake_fd,
-			&ev);
+fail:
+	while (k-- > 0)
+		close(fds_out[k]);
+	dev_client_wake_close(cl);
+	return ret;
 }
 
 void
 dev_client_wake_close(struct droce_client *cl)
 {
-	if (cl->wake_fd < 0)
-		return;
-	/* the shim holds a copy of the file: leave the set explicitly */
-	if (cl->eng != NULL)
-		epoll_ctl(cl->dev->conf.wait_epfd[engine_id(cl->eng)], EPOLL_CTL_DEL, cl->wake_fd,
-			  NULL);
-	close(cl->wake_fd);
-	cl->wake_fd = -1;
+	unsigned int k;
+
+	for (k = 0; k < DEV_MAX_ENGINES; k++) {
+		if (cl->wake_fd[k] < 0)
+			continue;
+		/* the shim holds a copy of the file: leave the set explicitly */
+		epoll_ctl(cl->dev->conf.wait_epfd[k], EPOLL_CTL_DEL, cl->wake_fd[k], NULL);
+		close(cl->wake_fd[k]);
+		cl->wake_fd[k] = -1;
+	}
 }

@@ -79,30 +79,43 @@ droce_engine_set_port_arg(struct droce_engine *eng, void *arg)
 }
 
 /*
- * The engine with the fewest clients, taken in turn among equals (one
- * client at a time still spreads over them): a client's QPs all run there.
+ * Where a new QP or SRQ of @p cl runs for its life: the engine with the
+ * fewest of the client's own objects (one context's QPs spread over the
+ * workers, whatever other clients do meanwhile), then the fewest live QPs
+ * of all clients, then in turn.
  */
 struct droce_engine *
-engine_place_client(struct droce_dev *dev)
+engine_place(struct droce_client *cl)
 {
+	struct droce_dev *dev = cl->dev;
 	struct droce_engine *best = NULL;
 	unsigned int k;
 
 	for (k = 0; k < dev->n_eng; k++) {
 		struct droce_engine *e = dev->eng[(dev->next_place + k) % dev->n_eng];
 
-		if (best == NULL || e->n_clients < best->n_clients)
+		if (best == NULL || cl->n_placed[e->id] < cl->n_placed[best->id] ||
+		    (cl->n_placed[e->id] == cl->n_placed[best->id] && e->n_live < best->n_live))
 			best = e;
 	}
 	dev->next_place = best->id + 1;
-	best->n_clients++;
+	engine_place_on(cl, best);
 	return best;
 }
 
+/* @p cl has one more QP or SRQ on @p eng (engine<i>_clients counts clients with any). */
 void
-engine_client_gone(struct droce_engine *eng)
+engine_place_on(struct droce_client *cl, struct droce_engine *eng)
 {
-	eng->n_clients--;
+	if (cl->n_placed[eng->id]++ == 0)
+		eng->n_clients++;
+}
+
+void
+engine_unplace(struct droce_client *cl, struct droce_engine *eng)
+{
+	if (--cl->n_placed[eng->id] == 0)
+		eng->n_clients--;
 }
 
 unsigned int
@@ -145,6 +158,7 @@ void
 engine_qp_attach(struct droce_engine *eng, struct dev_qp *qp)
 {
 	qp->eng = eng;
+	eng->qps_created++;
 	eng->qpn[qp->tqp.attr.qpn - DEV_QPN_BASE] = qp;
 	qp->live_idx = eng->n_live;
 	eng->live[eng->n_live++] = qp;
@@ -179,6 +193,8 @@ engine_stats_add(const struct droce_engine *eng, struct droce_dev_stats *st)
 		st->cnt[k] += eng->cnt[k];
 	st->engine_rx[eng->id] = eng->rx_pkts;
 	st->engine_clients[eng->id] = eng->n_clients;
+	st->engine_qps[eng->id] = eng->n_live;
+	st->engine_qps_created[eng->id] = eng->qps_created;
 	if (eng->id + 1 > st->n_engines)
 		st->n_engines = eng->id + 1;
 	for (k = 0; k < DROCE_TQP_CNT_COUNT; k++)

@@ -3,7 +3,8 @@
  */
 
 /*
- * Doorbells: which QPs and SRQs of each client have new work; a QP's new
+ * Doorbells: which QPs and SRQs of each client have new work (each client
+ * has a DB ring per engine, ours is read here only); a QP's new
  * SQ slots go into its transport (ring indices checked: an impossible one
  * fails that QP or SRQ, nothing else).
  */
@@ -88,20 +89,25 @@ droce_engine_doorbells(struct droce_engine *eng, uint64_t now)
 	unsigned int n, i, total = 0;
 
 	for (cl = eng->dev->clients; cl != NULL; cl = cl->next) {
-		if (cl->db.r == NULL || cl->eng != eng)
+		struct droce_shm_view *db = &cl->db[eng->id];
+
+		if (db->r == NULL || cl->n_placed[eng->id] == 0)
 			continue;
-		n = droce_shm_doorbell_take_view(&cl->db, handles, DROCE_DIM(handles));
+		n = droce_shm_doorbell_take_view(db, handles, DROCE_DIM(handles));
 		for (i = 0; i < n; i++) {
 			struct dev_qp *qp = dev_obj_get(cl, handles[i], OBJ_QP);
 			struct dev_srq *srq;
 
+			/* a handle on the wrong engine's ring is another worker's: ignored */
 			if (qp != NULL) {
-				engine_qp_drain(eng, qp, now);
+				if (qp->eng == eng)
+					engine_qp_drain(eng, qp, now);
 				continue;
 			}
 			/* an SRQ's ring is read by the responder; only its index is checked */
 			srq = dev_obj_get(cl, handles[i], OBJ_SRQ);
-			if (srq != NULL && !srq->broken && dev_ring_impossible(&srq->ring)) {
+			if (srq != NULL && srq->eng == eng && !srq->broken &&
+			    dev_ring_impossible(&srq->ring)) {
 				ENG_CNT(eng, BAD_RING);
 				engine_srq_fail(eng, srq, NULL);
 			}

@@ -5,14 +5,18 @@
 /*
  * The engine's side of the transports (struct droce_tr_ops): keys through the
  * device's key table, receive WQEs from the RQ or SRQ ring, completions into
- * the CQ ring (and its channel), frames to engine_xmit(), errors to the
+ * the CQ ring (and its channel; a CQ may have producers on several engines),
+ * frames to engine_xmit(), errors to the
  * owner as asynchronous events.
  */
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rte_pause.h>
 
 #include "verbs_engine_priv.h"
 
@@ -127,24 +131,62 @@ cqe_now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int
-engine_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c)
+/* Overflow is an error event, never silent loss (IBA 11.4.2.1): raised once. */
+static int
+cq_overflow(struct dev_cq *cq)
 {
-	struct dev_qp *qp = engine_tqp_to_qp(t);
-	struct dev_cq *cq = recv ? qp->rcq : qp->scq;
-	struct droce_shm_cqe *s;
-
-	(void)ctx;
-	if (cq->error)
-		return -ENOSPC;
-	if (cq->ring.idx - droce_shm_load_cons(cq->ring.r) >= cq->ring.nslots) {
-		/* overflow is an error event, never silent loss (IBA 11.4.2.1) */
-		cq->error = true;
+	if (!atomic_exchange(&cq->error, true)) {
 		atomic_store_explicit(&cq->ring.r->error, 1, memory_order_release);
 		dev_async_event(cq->o.cl, IBV_EVENT_CQ_ERR, cq->o.handle);
-		return -ENOSPC;
 	}
-	s = droce_shm_view_slot(&cq->ring, cq->ring.idx);
+	return -ENOSPC;
+}
+
+/* acquire: the client's reads of slot @p idx's last use happen-before we reuse it */
+static inline bool
+cq_full(struct dev_cq *cq, uint32_t idx)
+{
+	return idx - droce_shm_load_cons(cq->ring.r) >= cq->ring.nslots;
+}
+
+/*
+ * Several engines: take the next slot with a CAS, so that a full CQ
+ * reserves nothing (every reservation must be published, cq_publish_turn).
+ */
+static int
+cq_reserve_shared(struct dev_cq *cq, uint32_t *idx)
+{
+	uint32_t r = atomic_load_explicit(&cq->reserved, memory_order_relaxed);
+
+	do {
+		if (cq_full(cq, r))
+			return cq_overflow(cq);
+	} while (!atomic_compare_exchange_weak_explicit(&cq->reserved, &r, r + 1,
+							 memory_order_relaxed, memory_order_relaxed));
+	*idx = r;
+	return 0;
+}
+
+/*
+ * Several engines: make slot @p idx visible after every slot before it, so
+ * the client sees one producer's prod. Another engine that reserved an
+ * earlier slot is writing it now (nothing it waits for can wait for us:
+ * each waits only for lower slots); the wait is on our own index, never on
+ * shared memory.
+ */
+static void
+cq_publish_turn(struct dev_cq *cq, uint32_t idx)
+{
+	/* acquire: pairs with the release below, so prod moves forward only */
+	while (atomic_load_explicit(&cq->published, memory_order_acquire) != idx)
+		rte_pause();
+	droce_shm_publish(cq->ring.r, idx + 1);
+	atomic_store_explicit(&cq->published, idx + 1, memory_order_release);
+}
+
+static inline void
+cqe_fill(struct droce_shm_cqe *s, const struct droce_cqe *c)
+{
 	memset(s, 0, sizeof(*s));
 	s->wr_id = c->wr_id;
 	s->status = c->status;
@@ -158,12 +200,46 @@ engine_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe
 	s->wc_flags = c->wc_flags;
 	s->timestamp = cqe_now_ns(CLOCK_MONOTONIC);
 	s->wallclock = cqe_now_ns(CLOCK_REALTIME);
-	cq->ring.idx++;
-	droce_shm_publish(cq->ring.r, cq->ring.idx);
-	cq_signal(cq, c->solicited || c->status != IBV_WC_SUCCESS);
+}
+
+/* Several engines (out of line: one engine's path stays as short as before). */
+static __attribute__((noinline)) int
+cq_push_shared(struct dev_cq *cq, const struct droce_cqe *c)
+{
+	uint32_t idx;
+
+	if (cq_reserve_shared(cq, &idx) < 0)
+		return -ENOSPC;
+	cqe_fill(droce_shm_view_slot(&cq->ring, idx), c);
+	cq_publish_turn(cq, idx);
 	return 0;
 }
 
+int
+engine_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c)
+{
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+	struct dev_cq *cq = recv ? qp->rcq : qp->scq;
+	uint32_t idx;
+
+	(void)ctx;
+	if (atomic_load_explicit(&cq->error, memory_order_relaxed))
+		return -ENOSPC;
+	if (cq->shared) {
+		if (cq_push_shared(cq, c) < 0)
+			return -ENOSPC;
+	} else {	/* one engine: a single-producer ring, as with one worker */
+		idx = atomic_load_explicit(&cq->reserved, memory_order_relaxed);
+		if (cq_full(cq, idx))
+			return cq_overflow(cq);
+		cqe_fill(droce_shm_view_slot(&cq->ring, idx), c);
+		atomic_store_explicit(&cq->reserved, idx + 1, memory_order_relaxed);
+		/* release: the slot's contents happen-before the client sees prod */
+		droce_shm_publish(cq->ring.r, idx + 1);
+	}
+	cq_signal(cq, c->solicited || c->status != IBV_WC_SUCCESS);
+	return 0;
+}
 
 static void
 ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,

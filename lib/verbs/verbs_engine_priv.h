@@ -27,7 +27,8 @@ struct droce_engine {
 	struct droce_dev *dev;		/* keys, groups, attributes, port ops: read here */
 	unsigned int id;		/* its thread id in dev->qsbr; its QPNs: QPN % n_eng == id */
 	void *port_arg;			/* the port ops' argument for this engine's worker */
-	unsigned int n_clients;		/* placed here (engine_place_client) */
+	unsigned int n_clients;		/* with a QP or SRQ here (engine_place) */
+	uint64_t qps_created;		/* QPs ever attached here */
 	struct dev_qp **qpn;		/* its QPN shard: by QPN - DEV_QPN_BASE */
 	/*
 	 * Polls visit only the active QPs (a packet, a doorbell or a timer gave

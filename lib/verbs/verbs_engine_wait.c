@@ -5,7 +5,8 @@
 /*
  * The engine's side of --idle wait: a worker with nothing to do sleeps in
  * epoll instead of polling. Before it sleeps it sets each client's DB ring
- * flag, so that a client ringing a doorbell also writes its wake eventfd
+ * flag (the client's ring for this engine), so that a client ringing a
+ * doorbell also writes its wake eventfd for this engine
  * (droce_shm_engine_asleep()); the timers bound the sleep. The flag is a
  * hint the client can overwrite: it only decides whether that client's
  * own doorbells wake us at once.
@@ -22,8 +23,8 @@ droce_engine_sleep(struct droce_engine *eng, bool asleep)
 	struct droce_client *cl;
 
 	for (cl = eng->dev->clients; cl != NULL; cl = cl->next)
-		if (cl->eng == eng && cl->db.r != NULL && cl->wake_fd >= 0)
-			droce_shm_engine_sleep(cl->db.r, asleep);
+		if (cl->db[eng->id].r != NULL && cl->wake_fd[eng->id] >= 0)
+			droce_shm_engine_sleep(cl->db[eng->id].r, asleep);
 	if (asleep)
 		droce_shm_sleep_fence();
 }

@@ -7,7 +7,8 @@
  * ABI directly (no shim) and does everything a broken or malicious process
  * could: malformed messages, bogus handles and keys, memory it could shrink,
  * garbage work requests, a rewritten ring header, impossible ring indices
- * (send queue, receive queue, SRQ), forged doorbells. Exits 0 when every step got the answer droce documents;
+ * (send queue, receive queue, SRQ), forged doorbells (also on the DB ring
+ * of an engine that does not run the QP). Exits 0 when every step got the answer droce documents;
  * the caller then checks that the daemon is alive and clean.
  *
  *   hostile_client SOCKET
@@ -54,6 +55,14 @@ conn(void)
 }
 
 static struct droce_shm_ring *
+map_ring_at(int fd, uint64_t len, uint64_t off)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static struct droce_shm_ring *
 map_ring(int fd, uint64_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -62,15 +71,25 @@ map_ring(int fd, uint64_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* A connection that said HELLO; *db gets the doorbell ring, *events the
- * read end of its async-event pipe (non-blocking). */
+/* The DB rings of the last HELLO, one per engine of the daemon. */
+static unsigned int n_db;
+
+/* The DB ring of engine @p e (a QP's or SRQ's, from its create reply). */
+static struct droce_shm_ring *
+db_of(struct droce_shm_ring **db, uint32_t e)
+{
+	return e < n_db ? db[e] : db[0];
+}
+
+/* A connection that said HELLO; db[k] gets engine k's doorbell ring, *events
+ * the read end of its async-event pipe (non-blocking). */
 static int
 hello(struct droce_shm_ring **db, int *events)
 {
 	struct droce_ctrl_hello_req req = { .abi_version = DROCE_SHM_ABI_VERSION };
 	struct droce_ctrl_hello_rep rep;
 	int fd = conn(), fds[DROCE_CTRL_MAX_FDS], pipefd[2], ret;
-	unsigned int n = 0;
+	unsigned int n = 0, k;
 
 	if (pipe(pipefd) < 0)
 		exit(2);
@@ -81,20 +100,26 @@ hello(struct droce_shm_ring **db, int *events)
 		*events = pipefd[0];
 	else
 		close(pipefd[0]);
-	/* a daemon in --idle wait adds its wake eventfd */
-	CHECK(ret == 0 && (n == 1 || n == 2), "HELLO: %d, %u descriptors", ret, n);
-	if (ret == 0 && n >= 1)
-		*db = map_ring(fds[0], rep.db_map_len);
-	if (ret == 0 && n == 2) {
+	/* a daemon in --idle wait adds a wake eventfd per engine */
+	CHECK(ret == 0 && rep.n_db >= 1 && rep.n_db <= DROCE_SHM_MAX_DB &&
+	      (n == 1 || n == 1 + rep.n_db), "HELLO: %d, %u descriptors, %u DB rings", ret, n,
+	      rep.n_db);
+	if (ret != 0 || n < 1 || rep.n_db < 1 || rep.n_db > DROCE_SHM_MAX_DB)
+		exit(1);
+	n_db = rep.n_db;
+	for (k = 0; k < DROCE_SHM_MAX_DB; k++)
+		db[k] = k < n_db ? map_ring_at(fds[0], rep.db_map_len, k * rep.db_map_len) : NULL;
+	close(fds[0]);
+	for (k = 0; n > 1 && k < n_db; k++) {
 		uint64_t one = 1;
 		unsigned int i;
 
 		/* wake-ups for nothing, and a lying asleep flag: only our own cost */
 		for (i = 0; i < 1000; i++)
-			(void)!write(fds[1], &one, sizeof(one));
-		if (*db != NULL)
-			atomic_store(&(*db)->flag, 0xffffffffu);
-		close(fds[1]);
+			(void)!write(fds[1 + k], &one, sizeof(one));
+		if (db[k] != NULL)
+			atomic_store(&db[k]->flag, 0xffffffffu);
+		close(fds[1 + k]);
 	}
 	return fd;
 }
@@ -151,7 +176,7 @@ qp_in_init(int fd, uint32_t pd, uint32_t cq, uint32_t srq, struct droce_ctrl_cre
  * on it (Last WQE Reached): never "no receive WQE" forever.
  */
 static void
-broken_receive_queues(int fd, struct droce_shm_ring *db, int events, uint32_t pd, uint32_t cq)
+broken_receive_queues(int fd, struct droce_shm_ring **db, int events, uint32_t pd, uint32_t cq)
 {
 	struct droce_ctrl_create_srq_req sr = { .pd_handle = pd, .attr = { .max_wr = 8,
 									    .max_sge = 1 } };
@@ -164,7 +189,7 @@ broken_receive_queues(int fd, struct droce_shm_ring *db, int events, uint32_t pd
 	sqa = qp_in_init(fd, pd, cq, 0, &a, &rq);
 	(void)event_seen(events, IBV_EVENT_QP_FATAL, a.qp_handle);	/* what came before */
 	droce_shm_publish(rq, 1000000);		/* nothing was posted: impossible */
-	droce_shm_doorbell(db, &rq->flag, a.qp_handle);
+	droce_shm_doorbell(db_of(db, a.engine), &rq->flag, a.qp_handle);
 	usleep(300000);
 	CHECK(atomic_load(&sqa->error) != 0, "the QP did not fail on an impossible RQ index");
 	CHECK(event_seen(events, IBV_EVENT_QP_FATAL, a.qp_handle),
@@ -180,7 +205,7 @@ broken_receive_queues(int fd, struct droce_shm_ring *db, int events, uint32_t pd
 	sqb = qp_in_init(fd, pd, cq, srp.srq_handle, &b, &rq);
 	sqc = qp_in_init(fd, pd, cq, srp.srq_handle, &c, &rq);
 	droce_shm_publish(srq, 1000000);
-	droce_shm_doorbell(db, &srq->flag, srp.srq_handle);
+	droce_shm_doorbell(db_of(db, srp.engine), &srq->flag, srp.srq_handle);
 	usleep(300000);
 	{
 		bool srq_err = false, last_b = false, last_c = false;
@@ -222,7 +247,7 @@ expect_hangup(int fd, const void *raw, size_t len, const char *what)
 int
 main(int argc, char **argv)
 {
-	struct droce_shm_ring *db = NULL, *sq, *cq;
+	struct droce_shm_ring *db[DROCE_SHM_MAX_DB] = { NULL }, *sq, *cq;
 	struct droce_ctrl_hdr bad = { .version = DROCE_CTRL_VERSION, .type = DROCE_CTRL_ALLOC_PD };
 	struct droce_ctrl_handle h;
 	struct droce_ctrl_alloc_pd_rep pd;
@@ -236,7 +261,7 @@ main(int argc, char **argv)
 	struct droce_ctrl_query_gid_req gq = { .port_num = 1, .index = 1 };
 	struct droce_ctrl_query_gid_rep gid;
 	int fd, fds[DROCE_CTRL_MAX_FDS], mfd, ret, i, events = -1;
-	unsigned int n;
+	unsigned int n, k;
 	char garbage[300];
 	uint32_t prod;
 
@@ -255,10 +280,10 @@ main(int argc, char **argv)
 	expect_hangup(conn(), &bad, sizeof(bad), "length past the datagram");
 	bad.len = 0;
 	expect_hangup(conn(), &bad, sizeof(bad), "request before HELLO");
-	fd = hello(&db, NULL);
+	fd = hello(db, NULL);
 	bad.type = 200;
 	expect_hangup(fd, &bad, sizeof(bad), "unknown type");
-	fd = hello(&db, NULL);
+	fd = hello(db, NULL);
 	bad.type = DROCE_CTRL_DEALLOC_PD;
 	bad.len = 2;			/* too short for its body */
 	{
@@ -269,7 +294,7 @@ main(int argc, char **argv)
 	}
 
 	/* 2. bogus handles and arguments get errnos, the connection lives */
-	fd = hello(&db, &events);
+	fd = hello(db, &events);
 	h.handle = 12345;
 	ret = droce_ctrl_call(fd, DROCE_CTRL_DEALLOC_PD, &h, sizeof(h), NULL, 0, NULL, 0, NULL, NULL);
 	CHECK(ret == EINVAL, "dealloc of a bogus PD: %d", ret);
@@ -326,7 +351,7 @@ main(int argc, char **argv)
 	ret = droce_ctrl_call(fd, DROCE_CTRL_CREATE_QP, &qpr, sizeof(qpr), NULL, 0, &qpp,
 			      sizeof(qpp), fds, &n);
 	CHECK(ret == 0 && n == 2, "create QP: %d", ret);
-	if (ret != 0 || cq == NULL || db == NULL)
+	if (ret != 0 || cq == NULL || db[0] == NULL)
 		return 1;
 	sq = map_ring(fds[0], qpp.sq_map_len);
 	close(fds[1]);
@@ -378,13 +403,20 @@ main(int argc, char **argv)
 	sq->log2_nslots = 31;			/* the daemon must not believe this */
 	sq->log2_slot_size = 30;
 	droce_shm_publish(sq, 3);
-	droce_shm_doorbell(db, &sq->flag, qpp.qp_handle);
+	for (k = 0; k < n_db; k++) {		/* on an engine that does not run it */
+		_Atomic uint32_t f = 0;
+
+		if (k != qpp.engine)
+			droce_shm_doorbell(db[k], &f, qpp.qp_handle);
+	}
+	droce_shm_doorbell(db_of(db, qpp.engine), &sq->flag, qpp.qp_handle);
 	for (i = 0; i < 64; i++) {		/* doorbells naming nothing of ours */
 		_Atomic uint32_t f = 0;
 
-		droce_shm_doorbell(db, &f, 0xdead0000u + (uint32_t)i);
+		droce_shm_doorbell(db[(unsigned int)i % n_db], &f, 0xdead0000u + (uint32_t)i);
 	}
-	db->log2_nslots = 31;
+	for (k = 0; k < n_db; k++)
+		db[k]->log2_nslots = 31;
 	usleep(300000);
 	/* three error completions (bad WQE: local QP operation error) */
 	prod = droce_shm_load_prod(cq);
@@ -397,7 +429,7 @@ main(int argc, char **argv)
 	}
 	droce_shm_publish(sq, 3 + 1000000);	/* impossible producer index */
 	atomic_store(&sq->flag, 0);
-	droce_shm_doorbell(db, &sq->flag, qpp.qp_handle);
+	droce_shm_doorbell(db_of(db, qpp.engine), &sq->flag, qpp.qp_handle);
 	usleep(300000);
 	CHECK(atomic_load(&sq->error) != 0, "the QP did not fail on an impossible index");
 	{	/* ... and the client hears of it: IBV_EVENT_QP_FATAL for that QP */

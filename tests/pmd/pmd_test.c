@@ -236,8 +236,8 @@ t_ip6_l4(struct tframe *f, const uint8_t edst[6], const uint8_t esrc[6], const u
 }
 
 void
-t_roce(struct tframe *f, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t sgid[16],
-       const uint8_t dgid[16])
+t_roce_op(struct tframe *f, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t sgid[16],
+	  const uint8_t dgid[16], uint8_t opcode, uint32_t payload_len)
 {
 	struct droce_pkt pkt;
 	int n;
@@ -254,17 +254,26 @@ t_roce(struct tframe *f, const uint8_t dmac[6], const uint8_t smac[6], const uin
 	pkt.ip_frag = 0x4000;
 	pkt.sport = 0xc001;
 	pkt.dport = 4791;
-	pkt.opcode = DROCE_OP_UD_SEND_ONLY;
+	pkt.opcode = opcode;
 	pkt.pkey = 0xffff;
 	pkt.dqpn = 0x12;
 	pkt.psn = 7;
 	pkt.deth.qkey = 0x11111111;
 	pkt.deth.sqpn = 0x34;
-	pkt.payload_len = 16;
+	pkt.payload_len = payload_len;
 	n = droce_pkt_build_hdrs(&pkt, f->b, sizeof(f->b));
 	if (n < 0)
 		abort();
-	memset(f->b + n, 0xab, 16);
+	memset(f->b + n, 0xab, payload_len);
 	droce_icrc_set(&pkt, f->b);
 	f->len = (uint16_t)pkt.frame_len;
+	if (f->len < 60)
+		f->len = 60;	/* Ethernet's minimum: the wire pads (zeros) */
+}
+
+void
+t_roce(struct tframe *f, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t sgid[16],
+       const uint8_t dgid[16])
+{
+	t_roce_op(f, dmac, smac, sgid, dgid, DROCE_OP_UD_SEND_ONLY, 16);
 }

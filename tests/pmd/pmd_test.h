@@ -61,5 +61,9 @@ void t_ip6_l4(struct tframe *f, const uint8_t edst[6], const uint8_t esrc[6],
 /* A RoCEv2 UD SEND_ONLY with a 16-byte payload, ICRC set (lib/wire builds it) */
 void t_roce(struct tframe *f, const uint8_t dmac[6], const uint8_t smac[6],
 	    const uint8_t sgid[16], const uint8_t dgid[16]);
+/* The same with @p opcode and @p payload_len bytes, padded to Ethernet's 60 */
+void t_roce_op(struct tframe *f, const uint8_t dmac[6], const uint8_t smac[6],
+	       const uint8_t sgid[16], const uint8_t dgid[16], uint8_t opcode,
+	       uint32_t payload_len);
 
 #endif /* DROCE_PMD_TEST_H */

@@ -1223,6 +1223,70 @@ START_TEST(test_mld_query_is_answered)
 }
 END_TEST
 
+/* ---- queues other than 0 ---- */
+
+/*
+ * A worker's queue keeps every unicast RoCEv2 frame to us, the shortest
+ * too (a 0-byte UC SEND over IPv4: 58 bytes, padded to 60): one sent the
+ * slow way (queue 0, then a hand-off) is overtaken by the frames of its
+ * flow behind it, and UC/UD messages arrive out of order.
+ */
+START_TEST(test_queue_keeps_shortest_roce_frames)
+{
+	static struct rte_ring *in[2], *out[2];
+	struct rte_mbuf *pk[8], *slow[8], *m;
+	struct droce_port_conf c;
+	struct droce_port *p;
+	uint8_t sg[16], dg[16];
+	uint16_t n_slow, keep, q;
+	struct tframe f;
+	int id;
+
+	for (q = 0; q < 2; q++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "pmdt_q_in%u", q);
+		in[q] = rte_ring_create(name, 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "pmdt_q_out%u", q);
+		out[q] = rte_ring_create(name, 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		ck_assert(in[q] != NULL && out[q] != NULL);
+	}
+	id = rte_eth_from_rings("pmdtq", in, 2, out, 2, 0);
+	ck_assert_int_ge(id, 0);
+	base_conf(&c);
+	c.port_id = (uint16_t)id;
+	c.n_queues = 2;
+	ck_assert_int_eq(droce_port_conf_add_ip(&c, "fd00:11::a1/64"), 0);
+	p = open_port(&c);
+	t_gid4(sg, peer_ip);
+	t_gid4(dg, our_ip);
+	t_roce_op(&f, our_mac, peer_mac, sg, dg, DROCE_OP_UC_SEND_ONLY, 0);
+	ck_assert_uint_eq(f.len, 60);
+	m = rte_pktmbuf_alloc(test_mp);
+	memcpy(rte_pktmbuf_append(m, f.len), f.b, f.len);
+	ck_assert_int_eq(rte_ring_enqueue(in[1], m), 0);
+	t_roce_op(&f, our_mac, peer_mac, sg, dg, DROCE_OP_UC_SEND_ONLY, 1);
+	m = rte_pktmbuf_alloc(test_mp);
+	memcpy(rte_pktmbuf_append(m, f.len), f.b, f.len);
+	ck_assert_int_eq(rte_ring_enqueue(in[1], m), 0);
+	t_roce_op(&f, our_mac, peer_mac, peer_ip6, our_ip6, DROCE_OP_UC_SEND_ONLY, 0);
+	m = rte_pktmbuf_alloc(test_mp);
+	memcpy(rte_pktmbuf_append(m, f.len), f.b, f.len);
+	ck_assert_int_eq(rte_ring_enqueue(in[1], m), 0);
+	keep = droce_port_queue_rx(p, 1, pk, 8, slow, &n_slow);
+	ck_assert_uint_eq(keep, 3);	/* IPv4 0 and 1 byte, IPv6 0 byte: in order */
+	ck_assert_uint_eq(n_slow, 0);
+	ck_assert_uint_eq(rte_pktmbuf_data_len(pk[0]), 60);
+	rte_pktmbuf_free_bulk(pk, keep);
+	close_port(p);
+	rte_eth_dev_close((uint16_t)id);
+	for (q = 0; q < 2; q++) {
+		rte_ring_free(in[q]);
+		rte_ring_free(out[q]);
+	}
+}
+END_TEST
+
 /* ---- TX ---- */
 
 START_TEST(test_tx_refused_frames_are_freed_and_counted)
@@ -1353,6 +1417,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_mcast_join_igmp2);
 	tcase_add_test(tc, test_mcast_join_ipv6_sends_mld2);
 	tcase_add_test(tc, test_mld_query_is_answered);
+	tcase_add_test(tc, test_queue_keeps_shortest_roce_frames);
 	tcase_add_test(tc, test_tx_refused_frames_are_freed_and_counted);
 	tcase_add_test(tc, test_devargs_hotplug_and_remove);
 	tcase_add_test(tc, test_fault_wrapper_from_conf);

@@ -595,6 +595,7 @@ handle_msg(int c, const struct droce_ctrl_hdr *h, const void *body, const int *f
 		r->ctx_handle = (uint32_t)c;
 		r->db_nslots = DB_SLOTS;
 		r->db_map_len = clients[c].db.len;
+		r->n_db = 1;		/* one engine */
 		snprintf(r->dev_name, sizeof(r->dev_name), "mock0");
 		r->node_guid = htobe64(NODE_GUID);
 		*rep_len = sizeof(*r);

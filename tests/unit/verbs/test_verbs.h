@@ -18,5 +18,6 @@ TCase *verbs_tcase_qp_attr(void);
 TCase *verbs_tcase_qpn_held(void);
 TCase *verbs_tcase_ah_destroy(void);
 TCase *verbs_tcase_reclaim(void);
+TCase *verbs_tcase_workers(void);
 
 #endif /* TEST_VERBS_H */

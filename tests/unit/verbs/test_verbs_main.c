@@ -27,6 +27,7 @@ main(void)
 	suite_add_tcase(s, verbs_tcase_qpn_held());
 	suite_add_tcase(s, verbs_tcase_ah_destroy());
 	suite_add_tcase(s, verbs_tcase_reclaim());
+	suite_add_tcase(s, verbs_tcase_workers());
 
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -11,12 +11,18 @@
  * after posting, before the worker has seen the doorbell). TCase "reclaim":
  * a deregistered MR's pages stay mapped until the engine has passed a
  * quiescent point (an engine may have resolved its key a moment before).
+ * TCase "workers": a device of two engines, each run by a thread of its
+ * own: two QPs of one client land on different engines, their doorbells
+ * go on that engine's ring, and their one CQ gets every completion
+ * exactly once, each QP's in order, while both engines write it at once.
  */
 
 #include "droce_verbs_dev.h"	/* first: the header stands alone */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,12 +32,13 @@
 #include <check.h>
 
 #include "droce_engine.h"
+#include "droce_idle.h"
 #include "droce_shm.h"
 
 #include "test_verbs.h"
 
-/* Frames sent, and the last one's destination GID. */
-static unsigned int frames_out;
+/* Frames sent (by any engine's thread), and the last one's destination GID. */
+static _Atomic unsigned int frames_out;
 static uint8_t last_dgid[16];
 
 static int
@@ -39,7 +46,7 @@ count_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigne
 {
 	(void)arg, (void)iov, (void)n_iov;
 	frames_out++;
-	memcpy(last_dgid, pkt->dgid, 16);
+	memcpy(last_dgid, pkt->dgid, 16);	/* read by single-engine tests only */
 	return 0;
 }
 
@@ -88,6 +95,8 @@ static struct droce_dev *dev;
 static struct droce_client *cl;
 static uint32_t pd, cq;
 static int async_pipe[2];
+static int db_fd;			/* the client's doorbell rings, one per engine */
+static struct droce_ctrl_hello_rep hello_rep;
 
 /*
  * One request (with @p fd unless -1); the first reply descriptor goes to
@@ -128,7 +137,7 @@ call(uint16_t type, const void *body, uint32_t len, void *rep, uint32_t *rep_len
 }
 
 static void
-setup(void)
+dev_up(unsigned int n_engines)
 {
 	struct droce_dev_conf conf = {
 		.name = "droce0",
@@ -139,13 +148,13 @@ setup(void)
 		.node_guid = 1,
 		.seed = 7,
 		.port_ops = &port_ops,
+		.n_engines = n_engines,
 	};
 	struct droce_client_cred cred = { .pid = (uint32_t)getpid() };
 	struct droce_ctrl_hello_req hello = {
 		.abi_version = DROCE_SHM_ABI_VERSION,
 		.pid = (uint32_t)getpid(),
 	};
-	struct droce_ctrl_hello_rep hello_rep;
 	struct droce_ctrl_alloc_pd_rep pd_rep;
 	struct droce_ctrl_create_cq_req cq_req = { .cqe = 16 };
 	struct droce_ctrl_create_cq_rep cq_rep;
@@ -154,8 +163,9 @@ setup(void)
 	ck_assert_int_eq(droce_dev_create(&conf, &dev), 0);
 	ck_assert_int_eq(droce_dev_client_new(dev, &cred, &cl), 0);
 	ck_assert_int_eq(pipe(async_pipe), 0);
-	ck_assert_int_eq(call_fd(DROCE_CTRL_HELLO, &hello, sizeof(hello), async_pipe[1], &hello_rep,
-				 &len), 0);
+	ck_assert_int_eq(call_keep(DROCE_CTRL_HELLO, &hello, sizeof(hello), async_pipe[1],
+				   &hello_rep, &len, &db_fd), 0);
+	ck_assert_uint_eq(hello_rep.n_db, n_engines);
 	ck_assert_int_eq(call(DROCE_CTRL_ALLOC_PD, NULL, 0, &pd_rep, &len), 0);
 	pd = pd_rep.pd_handle;
 	ck_assert_int_eq(call(DROCE_CTRL_CREATE_CQ, &cq_req, sizeof(cq_req), &cq_rep, &len), 0);
@@ -165,8 +175,15 @@ setup(void)
 }
 
 static void
+setup(void)
+{
+	dev_up(1);
+}
+
+static void
 teardown(void)
 {
+	close(db_fd);
 	droce_dev_client_free(cl);
 	droce_dev_destroy(dev);
 	close(async_pipe[0]);
@@ -356,6 +373,189 @@ START_TEST(deregistered_mr_unmapped_after_a_quiescent_point)
 	ck_assert_uint_eq(maps_of(name), 0);
 }
 END_TEST
+
+/* ---- two engines, two threads ---- */
+
+#define W_MSGS		20000	/* per QP */
+#define W_CQE		256
+
+static _Atomic bool w_stop;
+
+/* A worker: its engine's doorbells and polls, as droced's loop runs them. */
+static void *
+w_engine(void *arg)
+{
+	struct droce_engine *eng = arg;
+
+	while (!atomic_load(&w_stop)) {
+		uint64_t now = droce_now_ns();
+
+		(void)droce_engine_doorbells(eng, now);
+		(void)droce_engine_poll(eng, now);
+	}
+	return NULL;
+}
+
+struct w_qp {
+	struct droce_ctrl_create_qp_rep r;
+	struct droce_shm_ring *sq, *db;
+	uint32_t posted, done;
+};
+
+static void
+w_qp_new(struct w_qp *q, uint32_t cq_h)
+{
+	struct droce_ctrl_create_qp_req c = {
+		.pd_handle = pd,
+		.send_cq_handle = cq_h,
+		.recv_cq_handle = cq_h,
+		.qp_type = IBV_QPT_UD,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = 16 },
+	};
+	struct ibv_qp_attr attr;
+	uint32_t len;
+	int fd;
+
+	ck_assert_int_eq(call_keep(DROCE_CTRL_CREATE_QP, &c, sizeof(c), -1, &q->r, &len, &fd), 0);
+	q->sq = mmap(NULL, q->r.sq_map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ck_assert_ptr_ne(q->sq, MAP_FAILED);
+	ck_assert_uint_lt(q->r.engine, hello_rep.n_db);
+	/* RX finds a QP's engine from its QPN alone */
+	ck_assert_uint_eq(q->r.qp_num % hello_rep.n_db, q->r.engine);
+	q->db = mmap(NULL, hello_rep.db_map_len, PROT_READ | PROT_WRITE, MAP_SHARED, db_fd,
+		     (off_t)(q->r.engine * hello_rep.db_map_len));
+	ck_assert_ptr_ne(q->db, MAP_FAILED);
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qkey = 0x01234567;
+	modify(q->r.qp_handle, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, &attr);
+	attr.qp_state = IBV_QPS_RTR;
+	modify(q->r.qp_handle, IBV_QP_STATE, &attr);
+	attr.qp_state = IBV_QPS_RTS;
+	modify(q->r.qp_handle, IBV_QP_STATE | IBV_QP_SQ_PSN, &attr);
+	q->posted = q->done = 0;
+}
+
+/* One UD SEND of 8 inline bytes to the group, as the shim posts and rings it. */
+static void
+w_post(struct w_qp *q, unsigned int k, uint32_t ah)
+{
+	struct droce_shm_swqe *w = droce_shm_slot(q->sq, q->posted);
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = (uint64_t)k << 32 | q->posted;
+	w->opcode = IBV_WR_SEND;
+	w->send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	w->inline_len = 8;
+	w->ah_handle = ah;
+	w->remote_qpn = 0xffffff;
+	w->remote_qkey = 0x01234567;
+	droce_shm_publish(q->sq, ++q->posted);
+	(void)droce_shm_doorbell(q->db, &q->sq->flag, q->r.qp_handle);
+}
+
+START_TEST(one_cq_fed_by_two_engines_at_once)
+{
+	static const uint8_t group[16] = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 };
+	struct droce_ctrl_create_cq_req cr = { .cqe = W_CQE };
+	struct droce_ctrl_create_cq_rep crep;
+	struct droce_ctrl_create_ah_req a = { .pd_handle = pd };
+	struct droce_ctrl_create_ah_rep ar;
+	struct droce_shm_ring *ring;
+	struct droce_dev_stats st;
+	struct w_qp q[2];
+	pthread_t th[2];
+	uint32_t len, cons = 0, bad = 0, in_flight;
+	unsigned int k;
+	int fd;
+
+	ck_assert_int_eq(call_keep(DROCE_CTRL_CREATE_CQ, &cr, sizeof(cr), -1, &crep, &len, &fd), 0);
+	ring = mmap(NULL, crep.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ck_assert_ptr_ne(ring, MAP_FAILED);
+	a.attr.is_global = 1;
+	a.attr.port_num = 1;
+	memcpy(a.attr.grh.dgid.raw, group, 16);
+	a.attr.grh.hop_limit = 8;
+	ck_assert_int_eq(call(DROCE_CTRL_CREATE_AH, &a, sizeof(a), &ar, &len), 0);
+	for (k = 0; k < 2; k++)
+		w_qp_new(&q[k], crep.cq_handle);
+	/* one client's QPs in a row: one on each engine */
+	ck_assert_uint_ne(q[0].r.engine, q[1].r.engine);
+
+	atomic_store(&w_stop, false);
+	for (k = 0; k < 2; k++)
+		ck_assert_int_eq(pthread_create(&th[k], NULL, w_engine, droce_dev_engine(dev, k)), 0);
+	while (q[0].done < W_MSGS || q[1].done < W_MSGS) {
+		uint32_t prod;
+
+		for (k = 0; k < 2; k++) {
+			in_flight = q[0].posted + q[1].posted - q[0].done - q[1].done;
+			/* room in the SQ ring and, for its completion, in the CQ */
+			if (q[k].posted < W_MSGS && in_flight < W_CQE &&
+			    q[k].posted - droce_shm_load_cons(q[k].sq) < q[k].r.sq_nslots)
+				w_post(&q[k], k, ar.ah_handle);
+		}
+		prod = droce_shm_load_prod(ring);
+		ck_assert_uint_le(prod - cons, W_CQE);
+		for (; cons != prod; cons++) {
+			const struct droce_shm_cqe *e = droce_shm_slot(ring, cons);
+			unsigned int qi = (unsigned int)(e->wr_id >> 32);
+
+			/* each QP's completions in order, each once, on its own QPN */
+			if (qi > 1 || (uint32_t)e->wr_id != q[qi].done || e->status != IBV_WC_SUCCESS ||
+			    e->qp_num != q[qi].r.qp_num) {
+				bad++;
+				continue;
+			}
+			q[qi].done++;
+		}
+		droce_shm_release(ring, cons);
+		if (bad > 0)
+			break;
+	}
+	atomic_store(&w_stop, true);
+	for (k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
+	ck_assert_uint_eq(bad, 0);
+	ck_assert_uint_eq(q[0].done, W_MSGS);
+	ck_assert_uint_eq(q[1].done, W_MSGS);
+	ck_assert_uint_eq(droce_shm_load_prod(ring), cons);	/* none extra */
+	ck_assert_uint_eq(atomic_load(&ring->error), 0);
+	ck_assert_uint_eq(frames_out, 2 * W_MSGS);
+	droce_dev_stats(dev, &st);
+	ck_assert_uint_eq(st.cnt[DROCE_DEV_CNT_BAD_WQE], 0);
+	ck_assert_uint_eq(st.cnt[DROCE_DEV_CNT_BAD_RING], 0);
+	ck_assert_uint_eq(st.engine_qps[0], 1);
+	ck_assert_uint_eq(st.engine_qps[1], 1);
+	for (k = 0; k < 2; k++) {
+		munmap(q[k].sq, q[k].r.sq_map_len);
+		munmap(q[k].db, hello_rep.db_map_len);
+	}
+	munmap(ring, crep.map_len);
+}
+END_TEST
+
+static void
+setup_workers(void)
+{
+	dev_up(2);
+}
+
+TCase *
+verbs_tcase_workers(void)
+{
+	TCase *tc = tcase_create("workers");
+
+	tcase_add_checked_fixture(tc, setup_workers, teardown);
+	tcase_add_test(tc, one_cq_fed_by_two_engines_at_once);
+	tcase_set_timeout(tc, 120);
+	return tc;
+}
 
 TCase *
 verbs_tcase_reclaim(void)
