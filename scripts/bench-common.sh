@@ -24,7 +24,7 @@ memif_client="$memif,role=client"
 huge=""
 if [ "${BENCH_HUGEPAGES:-0}" = 1 ]; then
 	huge="huge."
-	hmem="--huge-dir /dev/hugepages --huge-unlink -m 768 --single-file-segments --no-pci"
+	hmem="--huge-dir /dev/hugepages -m 768 --single-file-segments --no-pci"
 	eal_a="--lcores 0@0,1@0 $hmem --file-prefix droce-bench-a$$"
 	eal_b="--lcores 0@1,1@1 $hmem --file-prefix droce-bench-b$$"
 	memif_client="$memif_client,zero-copy=yes"
@@ -41,6 +41,8 @@ bench_cleanup() {
 	[ -n "${bg_pids:-}${droced_pid:-}" ] && kill ${bg_pids:-} ${droced_pid:-} 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$work"
+	# DPDK leaves its hugepage files (--huge-unlink excludes --single-file-segments)
+	[ -n "$huge" ] && rm -f /dev/hugepages/droce-bench-a$$map_* /dev/hugepages/droce-bench-b$$map_*
 }
 
 result() {	# name value unit [note]
