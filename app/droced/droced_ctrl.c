@@ -331,7 +331,8 @@ droced_ctrl_thread(void *arg)
 	static struct conn conns[MAX_CONNS];
 	static struct pollfd pfd[MAX_CONNS + 1];
 	struct request_call *r = malloc(sizeof(*r));
-	struct reclaim_call rc = { .c.fn = do_reclaim, .d = d };
+	/* quiet: once a second, no client's request (it kept sleep from its 1 ms naps) */
+	struct reclaim_call rc = { .c.fn = do_reclaim, .c.quiet = true, .d = d };
 	uint64_t next_reclaim = 0;
 	unsigned int i, n;
 
