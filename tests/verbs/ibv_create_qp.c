@@ -85,6 +85,21 @@ post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id, struct ibv_mr *
 	vt_require(ibv_post_send(qp, &wr, &bad) == 0, "post RDMA");
 }
 
+/* Each QP's ROUNDS chunks, the QPs taking turns: their workers complete into the CQ at once. */
+static void
+post_rounds(struct ibv_qp **qps, enum ibv_wr_opcode op, unsigned int phase, struct ibv_mr *mr,
+	    const struct vt_remote_mr *rmr)
+{
+	unsigned int i, k;
+
+	for (k = 0; k < ROUNDS; k++)
+		for (i = 0; i < NQP; i++) {
+			size_t off = ((size_t)i * ROUNDS + k) * CHUNK;
+
+			post_rdma(qps[i], op, wr_id(phase, i, k), mr, off, rmr->addr + off, rmr->rkey);
+		}
+}
+
 static void
 drive(void)
 {
@@ -127,23 +142,10 @@ drive(void)
 				((uint8_t *)src->addr)[((size_t)i * ROUNDS + k) * CHUNK + j] =
 					pattern(i, k, j);
 
-	/* the QPs take turns: their workers complete into the CQ at the same time */
-	for (k = 0; k < ROUNDS; k++)
-		for (i = 0; i < NQP; i++) {
-			size_t off = ((size_t)i * ROUNDS + k) * CHUNK;
-
-			post_rdma(qps[i], IBV_WR_RDMA_WRITE, wr_id(PH_WRITE, i, k), src, off,
-				  rmr.addr + off, rmr.rkey);
-		}
+	post_rounds(qps, IBV_WR_RDMA_WRITE, PH_WRITE, src, &rmr);
 	collect(cq, qps, PH_WRITE, ROUNDS,
 		"RDMA WRITEs on QPs of several workers: each completes once on the shared CQ");
-	for (k = 0; k < ROUNDS; k++)
-		for (i = 0; i < NQP; i++) {
-			size_t off = ((size_t)i * ROUNDS + k) * CHUNK;
-
-			post_rdma(qps[i], IBV_WR_RDMA_READ, wr_id(PH_READ, i, k), dst, off,
-				  rmr.addr + off, rmr.rkey);
-		}
+	post_rounds(qps, IBV_WR_RDMA_READ, PH_READ, dst, &rmr);
 	collect(cq, qps, PH_READ, ROUNDS,
 		"RDMA READs back: each completes once on the shared CQ");
 	for (j = 0; j < area; j++)
