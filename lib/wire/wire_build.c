@@ -109,6 +109,28 @@ build_bth(const struct droce_pkt *pkt, struct droce_bth *bth)
 	memcpy(bth, w, sizeof(w));
 }
 
+
+/* A template's copy gets the packet's lengths, and on IPv4 the checksum patched from its sum. */
+static inline void
+tmpl_set_lengths(const struct droce_hdr_tmpl *t, uint8_t *ip, uint8_t *udp, uint32_t udp_len)
+{
+	uint32_t sum;
+	uint16_t w;
+
+	if (t->flags & DROCE_PKT_F_IPV6) {
+		store_be16(ip + 4, (uint16_t)udp_len);
+	} else {
+		store_be16(ip + 2, (uint16_t)(DROCE_IPV4_BYTES + udp_len));
+		/* the sum of the other words plus the length, as it lies in memory */
+		memcpy(&w, ip + 2, 2);
+		sum = (uint32_t)t->ip_sum + w;
+		sum = (sum >> 16) + (sum & 0xffff);
+		w = (uint16_t)~sum;
+		memcpy(ip + 10, &w, 2);
+	}
+	store_be16(udp + 4, (uint16_t)udp_len);
+}
+
 int
 droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap)
 {
@@ -211,8 +233,7 @@ droce_pkt_build_hdrs_tmpl(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void 
 {
 	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
 	uint8_t *f = buf, *ip, *udp;
-	uint32_t hlen, udp_len, sum;
-	uint16_t w;
+	uint32_t hlen, udp_len;
 
 	if (!(d->flags & DROCE_OPF_VALID))
 		return -EINVAL;
@@ -226,18 +247,7 @@ droce_pkt_build_hdrs_tmpl(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void 
 	ip = f + t->l3_off;
 	udp = f + t->len - DROCE_UDP_BYTES;
 	udp_len = DROCE_UDP_BYTES + d->hdr_len + pkt->payload_len + pkt->padcnt + DROCE_ICRC_BYTES;
-	if (t->flags & DROCE_PKT_F_IPV6) {
-		store_be16(ip + 4, (uint16_t)udp_len);
-	} else {
-		store_be16(ip + 2, (uint16_t)(DROCE_IPV4_BYTES + udp_len));
-		/* the sum of the other words plus the length, as it lies in memory */
-		memcpy(&w, ip + 2, 2);
-		sum = (uint32_t)t->ip_sum + w;
-		sum = (sum >> 16) + (sum & 0xffff);
-		w = (uint16_t)~sum;
-		memcpy(ip + 10, &w, 2);
-	}
-	store_be16(udp + 4, (uint16_t)udp_len);
+	tmpl_set_lengths(t, ip, udp, udp_len);
 
 	pkt->l3_off = t->l3_off;
 	pkt->bth_off = t->len;
@@ -283,9 +293,8 @@ droce_pkt_build_hdrs_fast(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void 
 {
 	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
 	uint8_t *f = buf, *ip = f + t->l3_off, *udp = f + t->len - DROCE_UDP_BYTES;
-	uint32_t hlen = t->len + d->hdr_len, udp_len, frame_len, sum, w0, w[3];
+	uint32_t hlen = t->len + d->hdr_len, udp_len, frame_len, w0, w[3];
 	uint64_t key;
-	uint16_t v;
 	unsigned int slot;
 
 	if (!(d->flags & DROCE_OPF_VALID))
@@ -299,17 +308,7 @@ droce_pkt_build_hdrs_fast(struct droce_pkt *pkt, struct droce_hdr_tmpl *t, void 
 		memcpy(f, t->bytes, TMPL_COPY_SHORT);
 	else
 		memcpy(f, t->bytes, DROCE_HDR_TMPL_MAX);
-	if (t->flags & DROCE_PKT_F_IPV6) {
-		store_be16(ip + 4, (uint16_t)udp_len);
-	} else {
-		store_be16(ip + 2, (uint16_t)(DROCE_IPV4_BYTES + udp_len));
-		memcpy(&v, ip + 2, 2);
-		sum = (uint32_t)t->ip_sum + v;
-		sum = (sum >> 16) + (sum & 0xffff);
-		v = (uint16_t)~sum;
-		memcpy(ip + 10, &v, 2);
-	}
-	store_be16(udp + 4, (uint16_t)udp_len);
+	tmpl_set_lengths(t, ip, udp, udp_len);
 
 	w0 = t->bth[0] | (uint32_t)pkt->opcode << 24 | (pkt->se ? DROCE_BTH_SE_MASK << 16 : 0u) |
 	     (((uint32_t)pkt->padcnt << (DROCE_BTH_PAD_SHIFT + 16)) & (DROCE_BTH_PAD_MASK << 16));
