@@ -89,6 +89,25 @@ tp_pair() {
 	awk '/^progress/ { n++; if (n > 1) print $4 + 0 }' "$work/gen" | median
 }
 
+# testpmd_ref FRAME_BYTES: dpdk-testpmd txonly -> macswap over the same kind
+# of memif link as tp_pair, one core each; prints the macswap side's received
+# frames per second (the reference of the rate and bandwidth benchmarks).
+testpmd_ref() {
+	rm -f "$work/memif.sock"
+	{ sleep 3; echo start; sleep 2; echo "show port stats all"; sleep "$SECONDS_RUN"
+	  echo "show port stats all"; sleep 0.5; echo stop; sleep 1; echo quit; } |
+		timeout 60 dpdk-testpmd $eal_b --vdev "$memif,role=server" -- -i \
+			--total-num-mbufs=16384 --forward-mode=macswap >"$work/ref-srv" 2>&1 &
+	srv=$!
+	i=0
+	while [ ! -S "$work/memif.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	{ sleep 2.5; echo start; sleep $((SECONDS_RUN + 4)); echo stop; sleep 1; echo quit; } |
+		timeout 60 dpdk-testpmd $eal_a --vdev "$memif_client" -- -i \
+			--total-num-mbufs=16384 --forward-mode=txonly --txpkts="$1" >"$work/ref-cli" 2>&1
+	wait $srv
+	awk '/Rx-pps:/ { v = $2 } END { print v + 0 }' "$work/ref-srv"
+}
+
 # a / b with @2 decimals: ratio A B [DIGITS]
 ratio() {
 	awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN { printf "%.*f", d, b ? a / b : 0 }'
