@@ -39,6 +39,7 @@ struct droced_opts {
 	uint32_t mtu;			/* --mtu */
 	enum droce_idle_mode idle;	/* --idle */
 	unsigned int workers;		/* --workers: worker lcores, engines, port queues */
+	unsigned int handoff_slots;	/* --handoff-slots: each worker's hand-off ring */
 	uint32_t sock_mode;		/* --socket-mode 0660 */
 	int sock_gid;			/* --socket-group */
 	uint64_t seed;			/* --seed: key bytes (tests) */
@@ -198,7 +199,7 @@ struct droced_roce_counts {
 	uint64_t rx_pkts, rx_bytes;	/* parsed as RoCEv2, handed to the device */
 	uint64_t tx_pkts, tx_bytes;	/* built and queued to the port */
 	/* summed only: received for another worker's engine, and dropped (its ring full) */
-	uint64_t handoffs, handoff_drops;
+	uint64_t handoffs, handoff_held, handoff_drops;
 };
 /* All workers (worker 0, while the others are parked). */
 void droced_port_roce_counts(struct droced_roce_counts *out);

@@ -32,6 +32,7 @@ static const struct option longopts[] = {
 	{ "gateway", required_argument, NULL, 'G' },
 	{ "idle", required_argument, NULL, 'I' },
 	{ "workers", required_argument, NULL, 'W' },
+	{ "handoff-slots", required_argument, NULL, 'H' },
 	{ "seed", required_argument, NULL, 'S' },
 	{ "fault", required_argument, NULL, 'F' },
 	{ "help", no_argument, NULL, 'h' },
@@ -57,6 +58,7 @@ usage(void)
 		"  --idle busy|yield|sleep|wait  what the workers do when idle (default busy)\n"
 		"  --workers N         worker lcores, each with its engine and port queue\n"
 		"                      (default 1; EAL must give N lcores)\n"
+		"  --handoff-slots N   frames each worker's hand-off ring holds (default 4096)\n"
 		"  --fault PARAMS      wrap the port in net_droce_fault, e.g.\n"
 		"                      seed=1,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both\n"
 		"  --config FILE       read these options from FILE (key = value)\n",
@@ -132,6 +134,15 @@ apply(struct droced_opts *o, int c, const char *arg)
 		o->workers = (unsigned int)n;
 		break;
 	}
+	case 'H': {
+		char *end;
+		unsigned long n = strtoul(arg, &end, 10);
+
+		if (*end != '\0' || n < 64 || n > 65536)
+			return -1;
+		o->handoff_slots = (unsigned int)n;
+		break;
+	}
 	case 'S':
 		o->seed = strtoull(arg, NULL, 0);
 		break;
@@ -200,6 +211,7 @@ droced_opts_parse(struct droced_opts *o, int argc, char **argv)
 	o->sock_mode = 0666;
 	o->sock_gid = -1;
 	o->workers = 1;
+	o->handoff_slots = 4096;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == 'h' || apply(o, c, optarg) < 0) {

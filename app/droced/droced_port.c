@@ -42,7 +42,17 @@ struct port_state {
 	uint64_t rx_bad[DROCE_WIRE_DROP_COUNT];
 	struct droced_roce_counts roce;
 	uint64_t handoffs;		/* frames received for another worker's engine */
-	uint64_t handoff_drops;		/* of them, its ring was full */
+	uint64_t handoff_held;		/* of them, waited for room in its ring */
+	uint64_t handoff_drops;		/* of them, dropped: more waited than held[] holds */
+	/*
+	 * Frames for a worker whose hand-off ring was full wait here, in order,
+	 * and this worker reads no more of its queue until they have gone: the
+	 * backlog stays in the port's queue, as on a NIC whose host is slow.
+	 */
+	struct rte_mbuf *held[4 * BURST];
+	uint16_t held_to[4 * BURST];
+	uint8_t held_tag[4 * BURST];
+	unsigned int n_held;
 	uint64_t next_link_check;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 } __rte_cache_aligned;
@@ -161,6 +171,7 @@ droced_port_roce_counts(struct droced_roce_counts *out)
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < DROCE_DIM(states); i++) {
 		out->handoffs += states[i].handoffs;
+		out->handoff_held += states[i].handoff_held;
 		out->handoff_drops += states[i].handoff_drops;
 		out->rx_pkts += states[i].roce.rx_pkts;
 		out->rx_bytes += states[i].roce.rx_bytes;
@@ -224,6 +235,42 @@ droced_port_wait_drain(int fd)
  * @p wire: they came from the port (counted here, once), not from another
  * worker's engine (a loopback or group copy, or a frame it counted).
  */
+/* A received frame for worker @to: handed over, or held while its ring is full. */
+static void
+rx_hand(struct port_state *p, unsigned int to, struct rte_mbuf *m, unsigned long tag)
+{
+	/* behind frames already held, so that a flow keeps its order */
+	if (p->n_held == 0 && droced_handoff(p->w->d, to, m, tag) == 0)
+		return;
+	if (p->n_held == DROCE_DIM(p->held)) {
+		p->handoff_drops++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	p->handoff_held++;
+	p->held[p->n_held] = m;
+	p->held_to[p->n_held] = (uint16_t)to;
+	p->held_tag[p->n_held] = (uint8_t)tag;
+	p->n_held++;
+}
+
+/* Hands over the held frames in order, as far as there is room; returns how many wait. */
+static unsigned int
+rx_send_held(struct port_state *p)
+{
+	unsigned int i, left;
+
+	for (i = 0; i < p->n_held; i++)
+		if (droced_handoff(p->w->d, p->held_to[i], p->held[i], p->held_tag[i]) < 0)
+			break;
+	left = p->n_held - i;
+	memmove(p->held, p->held + i, left * sizeof(p->held[0]));
+	memmove(p->held_to, p->held_to + i, left * sizeof(p->held_to[0]));
+	memmove(p->held_tag, p->held_tag + i, left * sizeof(p->held_tag[0]));
+	p->n_held = left;
+	return left;
+}
+
 static void
 rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool local_only,
 	   bool wire, uint64_t now)
@@ -265,8 +312,7 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		if (owner >= 0 && (unsigned int)owner != w->id) {
 			/* it is theirs now */
 			p->handoffs++;
-			if (droced_handoff(w->d, (unsigned int)owner, m, 0) < 0)
-				p->handoff_drops++;
+			rx_hand(p, (unsigned int)owner, m, 0);
 			continue;
 		}
 		droce_engine_rx(w->eng, &pkt, frame, len, local_only, now);
@@ -283,14 +329,15 @@ droced_port_rx(struct droced_worker *w, uint64_t now)
 	struct rte_mbuf *pkts[BURST], *slow[BURST];
 	uint16_t n, n_slow = 0, i;
 
+	if (p->n_held > 0 && rx_send_held(p) > 0)
+		return 1;	/* the queue waits for the held frames' owner */
 	if (w->id == 0) {
 		n = droce_port_rx_burst(p->port, pkts, BURST);
 	} else {
 		n = droce_port_queue_rx(p->port, p->q, pkts, BURST, slow, &n_slow);
 		/* ARP, ND, IGMP/MLD, groups, drops: the port's full sort, on worker 0 */
 		for (i = 0; i < n_slow; i++)
-			if (droced_handoff(w->d, 0, slow[i], DROCED_HANDOFF_SLOW) < 0)
-				p->handoff_drops++;
+			rx_hand(p, 0, slow[i], DROCED_HANDOFF_SLOW);
 	}
 	rx_deliver(p, pkts, n, false, true, now);
 	return n + n_slow;
@@ -375,7 +422,11 @@ port_handoff(void *arg, unsigned int engine, const uint8_t *frame, uint32_t len,
 	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
-	return droced_handoff(p->w->d, engine, m, local_only ? DROCED_HANDOFF_LOCAL : 0);
+	if (droced_handoff(p->w->d, engine, m, local_only ? DROCED_HANDOFF_LOCAL : 0) < 0) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	return 0;
 }
 
 static void

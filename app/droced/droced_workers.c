@@ -31,7 +31,6 @@
 
 #include "droced.h"
 
-#define HANDOFF_SLOTS	4096
 #define HANDOFF_BURST	32
 #define HANDOFF_TAGS	(DROCED_HANDOFF_LOCAL | DROCED_HANDOFF_SLOW)
 
@@ -57,7 +56,8 @@ droced_workers_init(struct droced *d)
 		if (d->n_workers == 1)
 			continue;	/* nobody hands anything over */
 		snprintf(name, sizeof(name), "droced_handoff%u", i);
-		w->handoff = rte_ring_create(name, HANDOFF_SLOTS, SOCKET_ID_ANY, RING_F_SC_DEQ);
+		w->handoff = rte_ring_create(name, d->opts.handoff_slots, SOCKET_ID_ANY,
+					     RING_F_SC_DEQ | RING_F_EXACT_SZ);
 		if (w->handoff == NULL) {
 			fprintf(stderr, "droced: hand-off ring: %s\n", rte_strerror(rte_errno));
 			return -1;
@@ -71,10 +71,8 @@ droced_handoff(struct droced *d, unsigned int to, struct rte_mbuf *m, unsigned l
 {
 	struct droced_worker *w = &d->workers[to];
 
-	if (to >= d->n_workers || rte_ring_mp_enqueue(w->handoff, (void *)((uintptr_t)m | tag)) != 0) {
-		rte_pktmbuf_free(m);
-		return -ENOBUFS;
-	}
+	if (to >= d->n_workers || rte_ring_mp_enqueue(w->handoff, (void *)((uintptr_t)m | tag)) != 0)
+		return -ENOBUFS;	/* the caller keeps the frame */
 	/* a Dekker pair with droced_wait(): it sets asleep, then looks at the ring */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&w->asleep, memory_order_relaxed))

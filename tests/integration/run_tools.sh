@@ -40,7 +40,14 @@ fault10) pair_up "$2" -- --fault seed=11,loss=0.1,dup=0.05,reorder=0.1,corrupt=0
 # wait): woken by the shim's doorbell eventfd, the af_packet wake socket
 # and the control thread, never by a poll
 wait) pair_up "$2" -- --idle wait ;;
-*) pair_up "$2" ;;
+# pair with workers: hand-off rings of 64 frames, so that frames the kernel's
+# fanout puts on the wrong worker's queue often find the ring full and must
+# wait (none may be dropped: the checks after the tools)
+*) if [ "${DROCE_WORKERS:-1}" -gt 1 ]; then
+	pair_up "$2" -- --handoff-slots 64
+   else
+	pair_up "$2"
+   fi ;;
 esac
 
 fail=0
@@ -223,6 +230,7 @@ if [ "${DROCE_WORKERS:-1}" -gt 1 ]; then
 		# how many arrived on another worker's queue (the kernel's fanout hash decides)
 		awk '$1 == "handoff_frames" || $1 == "RX_HANDOFF" { print "daemon '"$side"': " $1, $2 }' \
 			"$log/stats-$side"
+		awk '$1 == "handoff_held" { print "daemon '"$side"': " $1, $2 }' "$log/stats-$side"
 		for c in RX_HANDOFF_FAIL handoff_dropped; do
 			v=$(awk -v n=$c '$1 == n { print $2 }' "$log/stats-$side")
 			if [ "${v:-x}" = 0 ]; then
