@@ -3,14 +3,15 @@
 # Copyright(c) 2026 The droce authors
 #
 # Integration test: Debian's unmodified rdma-core tools through droce.
-#   run_tools.sh pair|single|fault|fault10|jumbo|wait BUILD_DIR
+#   run_tools.sh pair|single|fault|fault10|jumbo|wait|memif BUILD_DIR
 # pair: two droced in two network namespaces joined by a veth pair
 # (net_af_packet); single: both sides on one droced (loopback); fault: the
 # pair with droce's fault-injection vdev on both ports (5% loss, 1%
 # duplication, 5% reordering, 1% corruption, each direction, fixed seed);
 # fault10: 10% loss, 5% duplication, 10% reordering, 2% corruption of
 # every frame, applied once (on the sending port); jumbo: the pair on a
-# 9000-byte veth, path MTU 4096; wait: the pair with --idle wait.
+# 9000-byte veth, path MTU 4096; wait: the pair with --idle wait; memif:
+# the pair joined by net_memif (a queue per worker) instead of the veth.
 # Each tool must exit 0 on both sides. The stock tools check little data
 # (rdma-core 44's pingpong -c compares one byte per page and still exits 0
 # on a mismatch; perftest checks none), so every mode also runs the
@@ -40,6 +41,9 @@ fault10) pair_up "$2" -- --fault seed=11,loss=0.1,dup=0.05,reorder=0.1,corrupt=0
 # wait): woken by the shim's doorbell eventfd, the af_packet wake socket
 # and the control thread, never by a poll
 wait) pair_up "$2" -- --idle wait ;;
+# memif: the pair joined by net_memif instead of the veth (a queue per
+# worker: with two workers frames arrive on the queue their sender used)
+memif) pair_up "$2" --memif ;;
 # pair with workers: hand-off rings of 64 frames, so that frames the kernel's
 # fanout puts on the wrong worker's queue often find the ring full and must
 # wait (none may be dropped: the checks after the tools)
