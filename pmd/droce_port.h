@@ -411,6 +411,10 @@ uint16_t droce_port_rx_input(struct droce_port *port, struct rte_mbuf **pkts, ui
 uint16_t droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
 			     uint16_t n);
 
+/** droce_port_tx_try() on queue @p q (q's lcore): the refused stay the caller's. */
+uint16_t droce_port_queue_tx_try(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
+				 uint16_t n);
+
 /**
  * Queue @p q's lcore, when it has nothing to send: let the PMD push what
  * it may still hold from the last bursts (net_af_packet leaves frames in

@@ -209,7 +209,9 @@ run_one(struct cmd_state *st, char *line)
 		   strcmp(argv[2], "stats") == 0) {
 		unsigned int w;
 
-		for (w = 0; w < tp_engine_opts(st->e)->workers; w++)
+		/* a port per worker, or one port (its queues') */
+		for (w = 0; w < tp_engine_opts(st->e)->workers &&
+			    (w == 0 || tp_engine_port(st->e, w) != tp_engine_port(st->e, 0)); w++)
 			show_port_stats(st, w);
 	} else if (strcmp(argv[0], "clear") == 0 && argc == 2 && strcmp(argv[1], "stats") == 0) {
 		tp_engine_snapshot(st->e, &st->base);

@@ -15,14 +15,17 @@
  * and talks to the peer's remote_qpn + i.
  *
  * Workers (--workers N): QP i belongs to worker i mod N for its life, and
- * each worker polls its own port, holds its QPs' state, active list,
- * timers, TX backlog and counters: nothing on the hot path is written by
- * two threads. --count and --rate are shared out between the workers. The
- * link decides which worker a frame reaches: where it keeps each worker's
- * traffic apart (a net_ring or net_memif per worker, QPNs of the same
- * index on both sides), every frame lands on its QP's worker; one that
- * does not is handed to the owner through the owner's hand-off ring
- * (several producers, one consumer) and counted (HANDOFF).
+ * each worker polls its own port or its own queue pair of the one port,
+ * holds its QPs' state, active list, timers, TX backlog and counters:
+ * nothing on the hot path is written by two threads. --count and --rate
+ * are shared out between the workers. The link decides which worker a
+ * frame reaches: where it keeps each worker's traffic apart (a net_ring or
+ * net_memif per worker, or memif's queues, with QPNs of the same index on
+ * both sides), every frame lands on its QP's worker; one that does not is
+ * handed to the owner through the owner's hand-off ring (several
+ * producers, one consumer) and counted (HANDOFF). On one port, what a
+ * queue other than 0 cannot sort (ARP, neighbour discovery) goes to
+ * worker 0, the port's sorter.
  *
  * Only QPs on the active list are polled, so thousands of idle QPs cost
  * nothing per pass: a QP joins the list when a packet or a completion
@@ -58,6 +61,7 @@ struct tp_qp {
 } __rte_cache_aligned;			/* QPs of two workers share no line */
 
 #define HANDOFF_RING	1024		/* frames waiting for their worker */
+#define HANDOFF_SLOW	((uintptr_t)1)	/* tag: for the port to sort (worker 0) */
 
 struct tp_engine;
 
@@ -71,6 +75,7 @@ struct tp_worker {
 	uint64_t mem_len;
 	uint32_t key;
 	struct droce_port *port;
+	uint16_t q;			/* its queue pair of the port (one port for all: its id) */
 	struct rte_ring *handoff;	/* frames other workers received for our QPs */
 	uint32_t *active;		/* QP indices */
 	uint32_t n_active;
@@ -323,7 +328,8 @@ tx_flush(struct tp_worker *w)
 
 	if (w->n_tx == 0)
 		return;
-	sent = droce_port_tx_try(w->port, w->tx, (uint16_t)DROCE_MIN(w->n_tx, UINT16_MAX));
+	sent = droce_port_queue_tx_try(w->port, w->q, w->tx,
+				       (uint16_t)DROCE_MIN(w->n_tx, UINT16_MAX));
 	cnt_add(w, TP_CNT_TX_FRAMES, sent);
 	if (sent < w->n_tx)
 		memmove(w->tx, w->tx + sent, (w->n_tx - sent) * sizeof(w->tx[0]));
@@ -335,7 +341,7 @@ ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct dro
 	 unsigned int n_iov)
 {
 	struct tp_worker *w = ctx;
-	struct rte_mbuf *m = droce_port_alloc(w->port);
+	struct rte_mbuf *m = droce_port_queue_alloc(w->port, w->q);
 	int len;
 
 	(void)t;
@@ -424,22 +430,23 @@ parse_gid(const char *s, uint8_t gid[16])
 
 /*
  * Resolve the peer's MAC: every port asks, and polls, until one has the
- * answer, which the QPs carry. (net_af_packet ports on one interface share
- * a fanout group: each ARP reply reaches one of them, by a hash.)
+ * answer, which the QPs carry. (net_af_packet ports or queues on one
+ * interface share a fanout group: each ARP reply reaches one, by a hash.)
  */
 static int
 resolve_peer(struct tp_engine *e, struct droce_port *const *ports)
 {
 	uint64_t until = droce_now_ns() + 5ull * 1000 * 1000 * 1000;
-	struct rte_mbuf *junk[BURST];
+	struct rte_mbuf *junk[BURST], *slow[BURST];
 	unsigned int w;
+	uint16_t n_slow;
 	int ret;
 
 	for (;;) {
 		bool pending = false;
 
 		/* done when one port knows, or none is still asking */
-		for (w = 0, ret = -EAGAIN; w < e->n_workers; w++) {
+		for (w = 0, ret = -EAGAIN; w < e->n_workers && (w == 0 || ports[w] != ports[0]); w++) {
 			ret = droce_port_resolve(ports[w], e->av.dgid, e->av.dmac);
 			if (ret == 0)
 				break;
@@ -447,9 +454,16 @@ resolve_peer(struct tp_engine *e, struct droce_port *const *ports)
 		}
 		if (ret == 0 || !pending || droce_now_ns() >= until)
 			break;
-		/* the ports answer and learn from what they receive */
-		for (w = 0; w < e->n_workers; w++)
-			rte_pktmbuf_free_bulk(junk, droce_port_rx_burst(ports[w], junk, BURST));
+		/* the ports answer and learn from what they receive, on every queue */
+		for (w = 0; w < e->n_workers; w++) {
+			if (w == 0 || ports[w] != ports[0]) {
+				rte_pktmbuf_free_bulk(junk, droce_port_rx_burst(ports[w], junk, BURST));
+				continue;
+			}
+			rte_pktmbuf_free_bulk(junk, droce_port_queue_rx(ports[0], (uint16_t)w, junk,
+									BURST, slow, &n_slow));
+			rte_pktmbuf_free_bulk(slow, droce_port_rx_input(ports[0], slow, n_slow));
+		}
 		usleep(1000);
 	}
 	if (ret < 0)
@@ -532,6 +546,7 @@ worker_create(struct tp_engine *e, unsigned int id, struct droce_port *port)
 	w->mem_len = e->mem_len;
 	w->key = e->o.key;
 	w->port = port;
+	w->q = (uint16_t)(id > 0 && port == e->w[0]->port ? id : 0);
 	w->lcore = RTE_MAX_LCORE;
 	/* its QPs: indices id, id + N, ... */
 	w->active = calloc(e->o.qps / e->n_workers + 1, sizeof(*w->active));
@@ -617,7 +632,7 @@ tp_engine_destroy(struct tp_engine *e)
 			continue;
 		rte_pktmbuf_free_bulk(w->tx, w->n_tx);
 		while (w->handoff != NULL && rte_ring_sc_dequeue(w->handoff, (void **)&m) == 0)
-			rte_pktmbuf_free(m);
+			rte_pktmbuf_free((struct rte_mbuf *)((uintptr_t)m & ~HANDOFF_SLOW));
 		rte_ring_free(w->handoff);
 		free(w->active);
 		rte_free(w);
@@ -703,21 +718,53 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 	}
 }
 
-/* Frames other workers handed us: off the hot path of rx_burst(). */
+/*
+ * Frames other workers handed us: off the hot path of rx_burst(). Those
+ * tagged SLOW (worker 0's only) came off another queue of our one port
+ * unsorted (ARP, neighbour discovery, frames to drop): the port sorts them.
+ */
 static __rte_noinline void
 rx_handed(struct tp_worker *w, uint64_t now, unsigned int *work)
 {
-	struct rte_mbuf *pkts[BURST];
-	uint16_t n = (uint16_t)rte_ring_sc_dequeue_burst(w->handoff, (void **)pkts, BURST, NULL);
+	void *got[BURST];
+	struct rte_mbuf *pkts[BURST], *slow[BURST];
+	uint16_t n = (uint16_t)rte_ring_sc_dequeue_burst(w->handoff, got, BURST, NULL);
+	uint16_t i, n_fast = 0, n_slow = 0;
 
-	rx_frames(w, pkts, n, now, work);
+	for (i = 0; i < n; i++) {
+		uintptr_t v = (uintptr_t)got[i];
+
+		if (v & HANDOFF_SLOW)
+			slow[n_slow++] = (struct rte_mbuf *)(v & ~HANDOFF_SLOW);
+		else
+			pkts[n_fast++] = got[i];
+	}
+	rx_frames(w, pkts, n_fast, now, work);
+	if (n_slow > 0)
+		rx_frames(w, slow, droce_port_rx_input(w->port, slow, n_slow), now, work);
+}
+
+/* Queue q >= 1 of the one port: the frames the port must sort go to worker 0. */
+static __rte_noinline uint16_t
+rx_queue_burst(struct tp_worker *w, struct rte_mbuf **pkts)
+{
+	struct rte_mbuf *slow[BURST];
+	uint16_t n_slow, i, n = droce_port_queue_rx(w->port, w->q, pkts, BURST, slow, &n_slow);
+
+	for (i = 0; i < n_slow; i++)
+		if (rte_ring_mp_enqueue(w->e->w[0]->handoff,
+					(void *)((uintptr_t)slow[i] | HANDOFF_SLOW)) != 0) {
+			cnt_add(w, TP_CNT_HANDOFF_FULL, 1);
+			rte_pktmbuf_free(slow[i]);
+		}
+	return n;
 }
 
 static void
 rx_burst(struct tp_worker *w, uint64_t now, unsigned int *work)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx_burst(w->port, pkts, BURST);
+	uint16_t n = w->q == 0 ? droce_port_rx_burst(w->port, pkts, BURST) : rx_queue_burst(w, pkts);
 
 	if (n > 0)
 		cnt_add(w, TP_CNT_RX_FRAMES, n);

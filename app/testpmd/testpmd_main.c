@@ -6,7 +6,8 @@
  * droce-testpmd [EAL options] -- [options]: droce's RC and UD transports
  * straight on a DPDK port, testpmd-style, for line-rate tests and
  * benchmarks. The workers run on the worker lcores (or threads when EAL
- * was given too few), each on its own port; this thread runs the commands.
+ * was given too few), each on a queue pair of the port or on a port of its
+ * own; this thread runs the commands.
  */
 
 #include <inttypes.h>
@@ -61,6 +62,9 @@ port_open(const struct tp_opts *o, const char *devargs, struct droce_port **port
 	int ret;
 
 	droce_port_conf_init(&pc);
+	/* one port for all the workers: a queue pair each (af_packet: a socket each) */
+	if (o->n_port <= 1)
+		pc.n_queues = (uint16_t)o->workers;
 	ret = o->iface != NULL ? droce_port_conf_iface(&pc, o->iface) :
 	      snprintf(pc.devargs, sizeof(pc.devargs), "%s", devargs) < 0 ? -EINVAL : 0;
 	for (i = 0; ret == 0 && i < o->n_ip; i++)
@@ -76,7 +80,7 @@ port_open(const struct tp_opts *o, const char *devargs, struct droce_port **port
 	 * (links_wait()). A memif server whose second port is not set up yet
 	 * refuses the client's connection, and the client does not try again.
 	 */
-	if (o->workers > 1)
+	if (o->workers > 1 && o->n_port > 1)
 		pc.link_wait_ms = 1;
 	if (ret == 0)
 		ret = droce_port_open(&pc, port);
@@ -168,7 +172,7 @@ main(int argc, char **argv)
 {
 	struct droce_port *ports[TP_MAX_WORKERS] = { NULL };
 	struct tp_engine *e = NULL;
-	unsigned int n_ports = 0;
+	unsigned int n_ports = 0, w;
 	struct tp_opts o;
 	int ret;
 
@@ -184,7 +188,7 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return 2;
 	}
-	for (n_ports = 0; n_ports < o.workers; n_ports++)
+	for (n_ports = 0; n_ports < DROCE_MAX(o.n_port, 1u); n_ports++)
 		if (port_open(&o, o.iface != NULL ? NULL : o.port[n_ports], &ports[n_ports]) < 0) {
 			ports_close(ports, n_ports);
 			rte_eal_cleanup();
@@ -192,6 +196,8 @@ main(int argc, char **argv)
 		}
 	if (n_ports > 1)
 		links_wait(ports, n_ports);
+	for (w = n_ports; w < o.workers; w++)	/* one port: every worker's, a queue each */
+		ports[w] = ports[0];
 	ret = tp_engine_create(&o, ports, &e);
 	if (ret < 0) {
 		fprintf(stderr, "droce-testpmd: %s\n", strerror(-ret));

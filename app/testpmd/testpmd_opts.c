@@ -55,7 +55,8 @@ usage(void)
 		"port:\n"
 		"  --iface NAME | --port DEVARGS  the port (net_af_packet on NAME, or an EAL port/vdev)\n"
 		"  --workers N       N worker lcores, each with its own QPs (QP i: worker i mod N)\n"
-		"                    and its own port: give --port N times (default 1)\n"
+		"                    and a queue pair of the port, or its own port: --port N times\n"
+		"                    (default 1)\n"
 		"  --ip ADDR/PFX     our address (repeatable)   --mac MAC   --mtu N\n"
 		"  --neigh IP=MAC    a static neighbour (repeatable)\n"
 		"traffic:\n"
@@ -186,10 +187,10 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 		return -1;
 	}
 	if (o->workers == 0 || o->workers > TP_MAX_WORKERS ||
-	    (o->iface != NULL ? o->workers != 1 : o->n_port != o->workers)) {
-		/* the port layer opens one queue per port: a worker needs its own */
-		fprintf(stderr, "droce-testpmd: --workers N (1..%u) needs --port N times, one per "
-			"worker (--iface: one worker)\n", TP_MAX_WORKERS);
+	    (o->n_port > 1 && o->n_port != o->workers)) {
+		fprintf(stderr, "droce-testpmd: --workers N (1..%u): one port (--iface or --port, "
+			"a queue pair per worker) or --port N times (a port per worker)\n",
+			TP_MAX_WORKERS);
 		return -1;
 	}
 	if (o->mode != TP_RAW && (o->remote_ip == NULL || o->n_ip == 0)) {

@@ -16,6 +16,7 @@
 # have moved messages, and no frame may have needed a hand-off; with QPNs
 # that put each QP's peer on the other worker, every frame lands on the
 # wrong worker and must be handed to its owner, still without a fault.
+# Then the same on one memif port with a queue pair per worker.
 #   modes.sh BUILD_DIR
 set -u
 build=$1
@@ -210,5 +211,29 @@ run "send, 2 workers, crossed QPNs" \
 	expect "send, 2 workers, crossed QPNs, peer" "$tmp/peer" MSGS $c
 	workers "send, 2 workers, crossed QPNs" "$tmp/gen" some
 	workers "send, 2 workers, crossed QPNs, peer" "$tmp/peer" some
+}
+
+# Two workers a side on one memif port with a queue pair each (memif
+# delivers on the queue its peer sent on): the same checks; crossed QPNs
+# again put every frame on the wrong worker's queue
+peer_link="--vdev net_memif0,role=server,$memif -- --port net_memif0 --workers 2"
+gen_link="--vdev net_memif0,role=client,$memif -- --port net_memif0 --workers 2"
+socks=memif.sock
+ready=
+for m in write read; do
+	spread=
+	[ $m = read ] && spread="--rlen 1048576"
+	run "$m, 2 workers, one 2-queue port" "--mode responder --qps 4" \
+		"--mode $m --qps 4 --count $c --size 256 $spread" || continue
+	completed "$m, 2 workers, one 2-queue port" $c
+	workers "$m, 2 workers, one 2-queue port" "$tmp/gen"
+done
+run "send, 2 workers, one 2-queue port, crossed QPNs" \
+	"--mode responder --qps 5 --qpn 0x100 --remote-qpn 0xff --count $c" \
+	"--mode send --qps 4 --count $c --remote-qpn 0x101" && {
+	completed "send, 2 workers, one 2-queue port, crossed QPNs" $c
+	expect "send, 2 workers, one 2-queue port, crossed QPNs, peer" "$tmp/peer" MSGS $c
+	workers "send, 2 workers, one 2-queue port, crossed QPNs" "$tmp/gen" some
+	workers "send, 2 workers, one 2-queue port, crossed QPNs, peer" "$tmp/peer" some
 }
 exit $fail
