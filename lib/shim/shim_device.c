@@ -13,15 +13,13 @@
  * GUID the daemon gives, or an empty list. ibv_open_device() opens its own
  * SOCK_SEQPACKET connection (DESIGN decision 2: every object belongs to the
  * connection that made it, and dies with it), sends HELLO with the write
- * end of a pipe whose read end becomes ibv_context.async_fd, and maps the
- * doorbell ring the reply carries.
+ * end of a pipe for asynchronous events (shim_async.c: ibv_context.async_fd
+ * watches its read end), and maps the doorbell rings the reply carries.
  *
  * Devices are reference counted (one count per list that holds them, one
- * per open context), like rdma-core's verbs_device. Asynchronous events
- * are struct droce_ctrl_event records on the async pipe; their handles are
- * turned back into object pointers through the context's table. When the
- * daemon goes away the pipe reads end-of-file, which is reported once as
- * IBV_EVENT_DEVICE_FATAL.
+ * per open context), like rdma-core's verbs_device. The handles of
+ * asynchronous events are turned back into object pointers through the
+ * context's table (shim_obj_event()).
  */
 
 #include <endian.h>
@@ -480,10 +478,12 @@ shim_obj_del(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle
 		e->obj = NULL;
 	}
 	pthread_mutex_unlock(&sctx->tab_lock);
+	/* its events not read yet go too, as the kernel drops them */
+	shim_async_purge(sctx, kind, handle);
 }
 
 /* Look up and count one event on the object, under the table lock. */
-static void *
+void *
 shim_obj_event(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle)
 {
 	struct shim_objtab_ent *e;
@@ -546,6 +546,7 @@ shim_open_device_1_1(struct ibv_device *device)
 	struct shim_context *sctx;
 	struct ibv_context *ctx;
 	int pfd[2], db_fd, ret;
+	uint32_t k;
 
 	sctx = calloc(1, sizeof(*sctx));
 	if (sctx == NULL) {
@@ -574,13 +575,19 @@ shim_open_device_1_1(struct ibv_device *device)
 		goto err_pipe;
 	}
 
+	ret = shim_async_open(sctx, pfd[0]);
+	if (ret != 0) {
+		for (k = 0; k < sctx->n_db; k++)
+			shim_ring_unmap(&sctx->db[k]);
+		shim_wake_close(sctx);
+		goto err_pipe;
+	}
 	sctx->sdev = sdev;
 	sctx->ctx_handle = rep.ctx_handle;
 	pthread_mutex_init(&sctx->call_lock, NULL);
 	pthread_mutex_init(&sctx->tab_lock, NULL);
 	ctx->device = device;
 	ctx->cmd_fd = sctx->sock;
-	ctx->async_fd = pfd[0];
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -613,8 +620,7 @@ shim_close_device_1_1(struct ibv_context *ctx)
 		shim_ring_unmap(&sctx->db[k]);
 	shim_wake_close(sctx);
 	close(sctx->sock);
-	if (ctx->async_fd >= 0)
-		close(ctx->async_fd);
+	shim_async_close(sctx);
 	pthread_mutex_destroy(&sctx->call_lock);
 	pthread_mutex_destroy(&sctx->tab_lock);
 	pthread_mutex_destroy(&ctx->mutex);
@@ -632,111 +638,3 @@ ibv_import_device(int cmd_fd)
 	return NULL;
 }
 
-/* ---- asynchronous events ---- */
-
-int shim_get_async_event_1_1(struct ibv_context *ctx, struct ibv_async_event *event);
-SHIM_SYMVER_DEFAULT(shim_get_async_event_1_1, ibv_get_async_event, "IBVERBS_1.1");
-SHIM_EXPORT int
-shim_get_async_event_1_1(struct ibv_context *ctx, struct ibv_async_event *event)
-{
-	struct shim_context *sctx = to_sctx(ctx);
-	struct droce_ctrl_event ev;
-	ssize_t n;
-
-	for (;;) {
-		n = read(ctx->async_fd, &ev, sizeof(ev));
-		if (n == 0) {
-			/* the daemon closed its end: it is gone */
-			atomic_store(&sctx->dead, true);
-			if (atomic_exchange(&sctx->fatal_reported, true)) {
-				errno = EIO;
-				return -1;
-			}
-			event->event_type = IBV_EVENT_DEVICE_FATAL;
-			event->element.port_num = 0;
-			return 0;
-		}
-		if (n != (ssize_t)sizeof(ev)) {
-			if (n > 0)
-				errno = EPROTO;
-			return -1;
-		}
-		event->event_type = (enum ibv_event_type)ev.event_type;
-		switch (event->event_type) {
-		case IBV_EVENT_CQ_ERR:
-			event->element.cq = shim_obj_event(sctx, SHIM_OBJ_CQ, ev.handle);
-			if (event->element.cq == NULL)
-				continue;	/* destroyed meanwhile */
-			return 0;
-		case IBV_EVENT_QP_FATAL:
-		case IBV_EVENT_QP_REQ_ERR:
-		case IBV_EVENT_QP_ACCESS_ERR:
-		case IBV_EVENT_COMM_EST:
-		case IBV_EVENT_SQ_DRAINED:
-		case IBV_EVENT_PATH_MIG:
-		case IBV_EVENT_PATH_MIG_ERR:
-		case IBV_EVENT_QP_LAST_WQE_REACHED:
-			event->element.qp = shim_obj_event(sctx, SHIM_OBJ_QP, ev.handle);
-			if (event->element.qp == NULL)
-				continue;
-			return 0;
-		case IBV_EVENT_SRQ_ERR:
-		case IBV_EVENT_SRQ_LIMIT_REACHED:
-			event->element.srq = shim_obj_event(sctx, SHIM_OBJ_SRQ, ev.handle);
-			if (event->element.srq == NULL)
-				continue;
-			return 0;
-		case IBV_EVENT_WQ_FATAL:
-			continue;	/* droce has no WQs */
-		case IBV_EVENT_DEVICE_FATAL:
-			atomic_store(&sctx->fatal_reported, true);
-			event->element.port_num = (int)ev.handle;
-			return 0;
-		default:
-			event->element.port_num = (int)ev.handle;
-			return 0;
-		}
-	}
-}
-
-void shim_ack_async_event_1_1(struct ibv_async_event *event);
-SHIM_SYMVER_DEFAULT(shim_ack_async_event_1_1, ibv_ack_async_event, "IBVERBS_1.1");
-SHIM_EXPORT void
-shim_ack_async_event_1_1(struct ibv_async_event *event)
-{
-	pthread_mutex_t *mutex;
-	pthread_cond_t *cond;
-	uint32_t *count;
-
-	switch (event->event_type) {
-	case IBV_EVENT_CQ_ERR:
-		mutex = &event->element.cq->mutex;
-		cond = &event->element.cq->cond;
-		count = &event->element.cq->async_events_completed;
-		break;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
-		mutex = &event->element.qp->mutex;
-		cond = &event->element.qp->cond;
-		count = &event->element.qp->events_completed;
-		break;
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
-		mutex = &event->element.srq->mutex;
-		cond = &event->element.srq->cond;
-		count = &event->element.srq->events_completed;
-		break;
-	default:
-		return;
-	}
-	pthread_mutex_lock(mutex);
-	++*count;
-	pthread_cond_signal(cond);
-	pthread_mutex_unlock(mutex);
-}

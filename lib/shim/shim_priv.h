@@ -77,6 +77,16 @@ struct shim_objtab {
 	uint32_t used;			/* live + deleted entries */
 };
 
+/* Asynchronous events not handed out yet (shim_async.c). */
+struct shim_async {
+	int pipe;			/* the daemon's records; non-blocking read end */
+	int kick;			/* eventfd: readable while q holds records */
+	pthread_mutex_t lock;
+	struct droce_ctrl_event *q;	/* taken from the pipe at a destroy, in order */
+	unsigned int n, cap;
+	bool eof;			/* the pipe ended while it was drained */
+};
+
 struct shim_context {
 	struct verbs_context vctx;	/* ends with struct ibv_context, as rdma-core lays it out */
 	struct shim_device *sdev;
@@ -95,6 +105,7 @@ struct shim_context {
 	uint32_t n_db;
 	pthread_mutex_t tab_lock;
 	struct shim_objtab tab;		/* handle -> CQ/QP/SRQ, for events */
+	struct shim_async async;	/* its epoll set is context.async_fd */
 };
 
 static inline struct shim_context *
@@ -242,12 +253,22 @@ void shim_ring_unmap(struct droce_shm_view *ring);
 
 int shim_obj_add(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle, void *obj);
 void shim_obj_del(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle);
+/** For ibv_get_async_event: the object of @p handle, counted as having one more event; or NULL. */
+void *shim_obj_event(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle);
 /** For ibv_get_cq_event: the CQ of @p handle, counted as having one more event; or NULL. */
 struct shim_cq *shim_obj_cq_event(struct shim_context *sctx, uint32_t handle);
 
 /** Wait until *acked (guarded by @p mutex, signalled on @p cond) reaches @p got. */
 void shim_wait_acks(pthread_mutex_t *mutex, pthread_cond_t *cond, const uint32_t *acked,
 		    uint32_t got);
+
+/* ---- shim_async.c ---- */
+
+/** context.async_fd: an epoll set of the daemon's event pipe @p pipe_rd and our queue. */
+int shim_async_open(struct shim_context *sctx, int pipe_rd);
+void shim_async_close(struct shim_context *sctx);
+/** A destroyed object's events not read yet: dropped, as the kernel drops them. */
+void shim_async_purge(struct shim_context *sctx, enum shim_obj_kind kind, uint32_t handle);
 
 /* ---- shim_query.c ---- */
 

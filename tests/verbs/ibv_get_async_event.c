@@ -8,7 +8,8 @@
  * once when the SRQ drops below its limit (then the limit reads 0),
  * IBV_EVENT_CQ_ERR on an overrun CQ, each with its element, read in
  * non-blocking mode as the man page's example does; destroying an object
- * after its event is acknowledged; IBV_EVENT_SQ_DRAINED (SQD with
+ * after its event is acknowledged, and before its event is read (the event
+ * goes with it: async_fd not left readable, the next object's event given); IBV_EVENT_SQ_DRAINED (SQD with
  * en_sqd_async_notify), IBV_EVENT_QP_LAST_WQE_REACHED (a QP on an SRQ
  * entering ERR); IBV_EVENT_QP_ACCESS_ERR and IBV_EVENT_QP_REQ_ERR (the
  * responder's own errors); IBV_EVENT_COMM_EST (a packet reaching a QP still
@@ -116,16 +117,15 @@ srq_limit(void)
 		 "ibv_destroy_srq after its event was acknowledged", "failed");
 }
 
-static void
-cq_overrun(void)
+/* A QP on @p cq (its send and receive CQ) posting cqe + 2 signalled WRITEs. */
+static struct vt_pair
+overrun(struct ibv_cq *cq)
 {
-	struct ibv_cq *cq = vt_cq(4);
 	struct ibv_qp_init_attr qia = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 64, .max_recv_wr = 1, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
-	struct ibv_async_event ev;
 	struct vt_pair p = { .cq = cq };
 	int i, n = cq->cqe + 2;
 
@@ -142,11 +142,49 @@ cq_overrun(void)
 
 		vt_require(ibv_post_send(p.qp, &wr, &bad) == 0, "post_send");
 	}
+	return p;
+}
+
+static void
+cq_overrun(void)
+{
+	struct ibv_cq *cq = vt_cq(4);
+	struct ibv_async_event ev;
+	struct vt_pair p = overrun(cq);
+
 	vt_check(async(&ev, VT_WAIT_MS) && ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq,
 		 "cqe + 2 unpolled completions: IBV_EVENT_CQ_ERR for the CQ", "none or wrong");
 	ibv_ack_async_event(&ev);
 	vt_check(ibv_destroy_qp(p.qp) == 0 && ibv_destroy_cq(cq) == 0,
 		 "ibv_destroy_cq after its event was acknowledged", "failed");
+}
+
+/*
+ * An object destroyed before its event was read takes the event with it,
+ * as the kernel drops it from its queue: async_fd is not left readable
+ * with nothing to give (a blocking ibv_get_async_event() would hang), and
+ * another object's event behind it is still given.
+ */
+static void
+destroyed_unread(void)
+{
+	struct ibv_cq *a = vt_cq(4), *b = vt_cq(4);
+	struct pollfd pfd = { .fd = vt.ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct vt_pair pa = overrun(a), pb;
+
+	vt_require(poll(&pfd, 1, VT_WAIT_MS) == 1, "CQ A's event pending");
+	pb = overrun(b);
+	vt_check(ibv_destroy_qp(pa.qp) == 0 && ibv_destroy_cq(a) == 0,
+		 "ibv_destroy_cq with its event not read", "failed");
+	vt_check(async(&ev, VT_WAIT_MS) && ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == b,
+		 "the next event is CQ B's, not the destroyed CQ A's", "none or wrong");
+	ibv_ack_async_event(&ev);
+	errno = 0;
+	vt_check(poll(&pfd, 1, 300) == 0 && ibv_get_async_event(vt.ctx, &ev) == -1 &&
+		 errno == EAGAIN, "then async_fd is not readable, and nothing is pending",
+		 "readable %d, errno %d", poll(&pfd, 1, 0), errno);
+	vt_check(ibv_destroy_qp(pb.qp) == 0 && ibv_destroy_cq(b) == 0, "destroy CQ B", "failed");
 }
 
 /*
@@ -530,6 +568,7 @@ drive(void)
 	}
 	srq_limit();
 	cq_overrun();
+	destroyed_unread();
 	sq_drained();
 	last_wqe();
 	responder_errors();
