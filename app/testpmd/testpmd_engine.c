@@ -665,7 +665,7 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		if (m->nb_segs > 1)	/* jumbo frames on some PMDs: one copy */
 			frame = len <= sizeof(w->linear) ?
 				rte_pktmbuf_read(m, 0, len, w->linear) : NULL;
-		r = frame == NULL ? DROCE_WIRE_DROP_TRUNC_L2 : droce_pkt_parse(&pkt, frame, len, len);
+		r = frame == NULL ? DROCE_WIRE_DROP_TRUNC_L2 : droce_pkt_parse_rx(&pkt, frame, len, len);
 		if (r != DROCE_WIRE_OK) {
 			atomic_store_explicit(&w->wire_drop[r], w->wire_drop[r] + 1,
 					      memory_order_relaxed);

@@ -6,7 +6,8 @@
  * Frame parser (droce_wire.h). The checks run in the order the receive path
  * of an IBA channel adapter applies them (as rxe_rcv does): every length and
  * the opcode first, then the pad count, then the ICRC, and only then are the
- * fields decoded into struct droce_pkt. Nothing is read past min(caplen,
+ * fields decoded into struct droce_pkt (droce_pkt_parse_rx(): only those a
+ * transport reads; the same checks). Nothing is read past min(caplen,
  * claimed length). Stateless: any thread may call it.
  */
 
@@ -143,15 +144,17 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 	return DROCE_WIRE_OK;
 }
 
-/* Copy the fields of validated headers into pkt. */
-static void
-decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *d)
+/*
+ * The fields of validated headers that a receiving transport does not read:
+ * Ethernet, IP and UDP, and the BTH's migration, version, congestion and
+ * reserved bits (droce_pkt_parse_rx() leaves them out).
+ */
+static inline void
+decode_rest(struct droce_pkt *pkt, const uint8_t *f)
 {
 	const uint8_t *ip = f + pkt->l3_off;
 	const uint8_t *udp;
-	const uint8_t *bth = f + pkt->bth_off;
-	const uint8_t *x = f + pkt->bth_off;
-	uint32_t w[3];
+	uint32_t w0, w1, w2;
 
 	memcpy(pkt->dmac, f, 6);
 	memcpy(pkt->smac, f + 6, 6);
@@ -186,23 +189,47 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 	pkt->dport = load_be16(udp + 2);
 	pkt->udp_csum = load_be16(udp + 6);
 
+	memcpy(&w0, f + pkt->bth_off, 4);
+	memcpy(&w1, f + pkt->bth_off + 4, 4);
+	memcpy(&w2, f + pkt->bth_off + 8, 4);
+	w0 = rte_be_to_cpu_32(w0);
+	w1 = rte_be_to_cpu_32(w1);
+	w2 = rte_be_to_cpu_32(w2);
+	pkt->mig = (w0 >> 16) & DROCE_BTH_MIG_MASK;
+	pkt->tver = (w0 >> 16) & DROCE_BTH_TVER_MASK;
+	pkt->fecn = w1 & DROCE_BTH_FECN_MASK;
+	pkt->becn = w1 & DROCE_BTH_BECN_MASK;
+	pkt->resv6 = (uint8_t)((w1 & DROCE_BTH_RESV6_MASK) >> DROCE_BTH_RESV6_SHIFT);
+	pkt->resv7 = (uint8_t)((w2 & DROCE_BTH_RESV7_MASK) >> DROCE_BTH_RESV7_SHIFT);
+}
+
+void
+droce_pkt_decode_rest(struct droce_pkt *pkt, const void *frame)
+{
+	decode_rest(pkt, frame);
+}
+
+/* Copy the fields of validated headers into pkt; @p all: decode_rest()'s too. */
+static inline __attribute__((always_inline)) void
+decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *d, bool all)
+{
+	const uint8_t *x = f + pkt->bth_off;
+	uint32_t w[3];
+
+	if (all)
+		decode_rest(pkt, f);
+
 	/* the BTH as three words, read once (the droce_bth_*() accessors, unrolled) */
-	memcpy(w, bth, sizeof(w));
+	memcpy(w, x, sizeof(w));
 	w[0] = rte_be_to_cpu_32(w[0]);
 	w[1] = rte_be_to_cpu_32(w[1]);
 	w[2] = rte_be_to_cpu_32(w[2]);
 	pkt->opcode = (uint8_t)(w[0] >> 24);
 	pkt->se = (w[0] >> 16) & DROCE_BTH_SE_MASK;
-	pkt->mig = (w[0] >> 16) & DROCE_BTH_MIG_MASK;
 	pkt->padcnt = ((w[0] >> 16) & DROCE_BTH_PAD_MASK) >> DROCE_BTH_PAD_SHIFT;
-	pkt->tver = (w[0] >> 16) & DROCE_BTH_TVER_MASK;
 	pkt->pkey = (uint16_t)w[0];
-	pkt->fecn = w[1] & DROCE_BTH_FECN_MASK;
-	pkt->becn = w[1] & DROCE_BTH_BECN_MASK;
-	pkt->resv6 = (uint8_t)((w[1] & DROCE_BTH_RESV6_MASK) >> DROCE_BTH_RESV6_SHIFT);
 	pkt->dqpn = w[1] & DROCE_24BIT_MASK;
 	pkt->ackreq = w[2] & DROCE_BTH_ACKREQ_MASK;
-	pkt->resv7 = (uint8_t)((w[2] & DROCE_BTH_RESV7_MASK) >> DROCE_BTH_RESV7_SHIFT);
 	pkt->psn = w[2] & DROCE_24BIT_MASK;
 
 	if (d->xhdrs & DROCE_XH(DETH)) {
@@ -255,8 +282,8 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		memcpy(pkt->cnp_resv, x + d->off[DROCE_X_CNPPAD], DROCE_CNPPAD_BYTES);
 }
 
-enum droce_wire_drop
-droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+static inline __attribute__((always_inline)) enum droce_wire_drop
+parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len, bool all)
 {
 	const uint8_t *f = frame;
 	const struct droce_opcode_desc *d;
@@ -318,6 +345,18 @@ droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint3
 	pkt->payload_off = (uint16_t)(bth_off + d->hdr_len);
 	pkt->payload_len = body - padcnt;
 	pkt->frame_len = ip_end;
-	decode(pkt, f, d);
+	decode(pkt, f, d, all);
 	return DROCE_WIRE_OK;
+}
+
+enum droce_wire_drop
+droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+{
+	return parse(pkt, frame, caplen, wire_len, true);
+}
+
+enum droce_wire_drop
+droce_pkt_parse_rx(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+{
+	return parse(pkt, frame, caplen, wire_len, false);
 }
