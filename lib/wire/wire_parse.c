@@ -62,7 +62,7 @@ load_be16(const uint8_t *p)
 
 /* Validate L2..L4. On success *udp_off is the UDP header's offset and
  * *ip_end the end of the IP packet (the Ethernet trailer excluded). */
-static enum droce_wire_drop
+static inline __attribute__((always_inline)) enum droce_wire_drop
 parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 	    uint32_t *l3_off, uint32_t *udp_off, uint32_t *ip_end, bool *ipv6)
 {
