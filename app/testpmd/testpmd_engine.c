@@ -54,6 +54,10 @@ struct tp_qp {
 	struct droce_tqp tqp;
 	uint32_t outstanding;		/* messages posted, not completed */
 	uint64_t seq;			/* messages posted */
+	/* message seq's local_off() and remote_off() in strides, kept by post_one()
+	 * without local_off()'s two divisions and remote_off()'s one */
+	uint64_t loc_slot, rem_slot;
+	uint32_t loc_i;			/* seq % depth */
 	bool active;			/* on the active list */
 } __rte_cache_aligned;			/* QPs of two workers share no line */
 
@@ -105,6 +109,7 @@ struct tp_engine {
 	struct droce_port_info info;	/* worker 0's port: MAC, MTU, addresses */
 	uint8_t *mem;
 	uint64_t mem_len;
+	uint64_t stride, slots, rspan;	/* stride_of(), local_slots(), remote_span() */
 	struct tp_qp *qps;		/* QP i: worker i mod N's alone */
 	struct droce_tqp_swqe *sq_mem;
 	uint32_t sq_size;
@@ -202,12 +207,19 @@ stride_of(const struct tp_engine *e)
 	return DROCE_MAX(e->o.size, 8u);	/* atomics move 8 bytes */
 }
 
+/* Our memory's slots, a message's stride each */
+static uint64_t
+local_slots(const struct tp_engine *e)
+{
+	return e->mem_len / stride_of(e);
+}
+
 static uint64_t
 local_off(const struct tp_engine *e, uint32_t qi, uint64_t seq)
 {
 	uint64_t stride = stride_of(e);
 
-	return ((qi * (uint64_t)e->o.depth + seq % e->o.depth) % (e->mem_len / stride)) * stride;
+	return ((qi * (uint64_t)e->o.depth + seq % e->o.depth) % local_slots(e)) * stride;
 }
 
 static uint64_t
@@ -495,6 +507,7 @@ qps_create(struct tp_engine *e)
 				   &tp_ops, e->w[owner_of(e->n_workers, i)]) < 0)
 			return -EINVAL;
 		qp->tqp.owner = qp;
+		qp->loc_slot = local_off(e, i, 0) / stride_of(e);
 		qp->tqp.comp.retry_left = a.retry_cnt;
 		qp->tqp.comp.rnr_left = a.rnr_retry;
 		droce_tqp_set_state(&qp->tqp, DROCE_TQP_INIT, 0, 0);
@@ -557,6 +570,9 @@ tp_engine_create(const struct tp_opts *o, struct droce_port *const *ports, struc
 	droce_port_info(ports[0], &e->info);
 	e->generator = o->mode < TP_RESPONDER;
 	e->mem_len = o->mem;
+	e->stride = stride_of(e);
+	e->slots = local_slots(e);
+	e->rspan = remote_span(e);
 	e->mem = rte_zmalloc("droce-testpmd", e->mem_len, 4096);
 	if (e->mem == NULL) {
 		free(e);
@@ -762,8 +778,8 @@ post_one(struct tp_worker *wk, struct tp_qp *qp)
 	struct droce_send_wqe *w = &wk->tmpl;
 
 	w->wr_id = qp->seq;
-	w->sge[0].addr = local_off(e, qi, qp->seq);
-	w->remote_addr = e->o.raddr + remote_off(e, qp->seq);
+	w->sge[0].addr = qp->loc_slot * e->stride;		/* local_off(e, qi, qp->seq) */
+	w->remote_addr = e->o.raddr + qp->rem_slot * e->stride;	/* + remote_off() */
 	if (e->o.mode == TP_CSWAP) {	/* a chain: each swap finds the one before */
 		w->compare_add = atomic_expect(e, qp->seq);
 		w->swap = w->compare_add + 1;
@@ -773,6 +789,15 @@ post_one(struct tp_worker *wk, struct tp_qp *qp)
 	if (droce_tqp_post_send(&qp->tqp, w) == 0) {
 		qp->seq++;
 		qp->outstanding++;
+		/* the next message's slots, as local_off() and remote_off() give them */
+		if (++qp->loc_i == e->o.depth) {
+			qp->loc_i = 0;
+			qp->loc_slot = qi * (uint64_t)e->o.depth % e->slots;
+		} else if (++qp->loc_slot == e->slots) {
+			qp->loc_slot = 0;
+		}
+		if (++qp->rem_slot == e->rspan)
+			qp->rem_slot = 0;
 	}
 }
 
