@@ -244,8 +244,9 @@ atomic_expect(const struct tp_engine *e, uint64_t seq)
 	return pattern_word(remote_off(e, seq)) + seq / remote_span(e);
 }
 
-/* --check: is what message @p seq of QP @p qi brought back what the peer holds? */
-static bool
+/* --check: is what message @p seq of QP @p qi brought back what the peer holds?
+ * (out of line: ops_cq_push() without it saves no registers) */
+static __rte_noinline bool
 result_ok(const struct tp_engine *e, uint32_t qi, uint64_t seq, uint32_t opcode)
 {
 	const uint8_t *got = e->mem + local_off(e, qi, seq);
@@ -751,7 +752,7 @@ run_posted(struct tp_worker *w, uint64_t posted)
 }
 
 /* Will the generator post on this QP without a completion first? */
-static bool
+static inline __attribute__((always_inline)) bool
 wants_post(struct tp_worker *w, struct tp_qp *qp, uint64_t posted)
 {
 	const struct tp_engine *e = w->e;
