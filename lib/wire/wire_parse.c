@@ -110,7 +110,7 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 		/* a correct header sums to 0xffff, checksum included (RFC 1071); a
 		 * checksum of 0xffff (-0) is never computed for a non-zero header
 		 * (RFC 1624), so it is refused too and parse stays build's inverse */
-		if (droce_ipv4_hdr_sum(ip) != 0xffff || (ip[10] & ip[11]) == 0xff)
+		if (!droce_ipv4_hdr_ok(ip) || (ip[10] & ip[11]) == 0xff)
 			return DROCE_WIRE_DROP_IPV4_CSUM;
 		*udp_off = off + DROCE_IPV4_BYTES;
 		*ip_end = off + ip_total;
