@@ -54,6 +54,16 @@ droce_wire_drop_is_foreign(enum droce_wire_drop r)
 	return (unsigned int)r < DROCE_WIRE_DROP_COUNT && drop_info[r].foreign;
 }
 
+/*
+ * A failed check. The checks run twice for a frame that fails one: first
+ * without their reasons (@p why false: every failure the same value, so no
+ * check stores its reason on the way), then, for the reason, with them.
+ * The ICRC's check, the last, says its reason both times: a frame with a
+ * bad ICRC is not checksummed twice.
+ */
+#define PARSE_FAILED	DROCE_WIRE_DROP_COUNT
+#define DROP(sym)	return why ? DROCE_WIRE_DROP_##sym : PARSE_FAILED
+
 static inline uint16_t
 load_be16(const uint8_t *p)
 {
@@ -64,17 +74,17 @@ load_be16(const uint8_t *p)
  * *ip_end the end of the IP packet (the Ethernet trailer excluded). */
 static inline __attribute__((always_inline)) enum droce_wire_drop
 parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
-	    uint32_t *l3_off, uint32_t *udp_off, uint32_t *ip_end, bool *ipv6)
+	    uint32_t *l3_off, uint32_t *udp_off, uint32_t *ip_end, bool *ipv6, bool why)
 {
 	uint32_t off = DROCE_ETH_BYTES, ip_total;
 	uint16_t etype;
 
 	if (caplen < DROCE_ETH_BYTES)
-		return DROCE_WIRE_DROP_TRUNC_L2;
+		DROP(TRUNC_L2);
 	etype = load_be16(f + 12);
 	if (etype == ETHERTYPE_VLAN) {
 		if (caplen < DROCE_ETH_BYTES + DROCE_VLAN_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L2;
+			DROP(TRUNC_L2);
 		etype = load_be16(f + 16);
 		off += DROCE_VLAN_BYTES;
 	}
@@ -85,33 +95,33 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 		uint32_t ihl;
 
 		if (caplen < off + DROCE_IPV4_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L3;
+			DROP(TRUNC_L3);
 		if (ip[0] >> 4 != 4)
-			return DROCE_WIRE_DROP_IP_VERSION;
+			DROP(IP_VERSION);
 		ihl = (ip[0] & 0xfu) * 4;
 		if (ihl < DROCE_IPV4_BYTES)
-			return DROCE_WIRE_DROP_IP_LEN;
+			DROP(IP_LEN);
 		if (ip[9] != IPPROTO_UDP_)
-			return DROCE_WIRE_DROP_NOT_UDP;
+			DROP(NOT_UDP);
 		/* a later fragment has no UDP header: nothing says it is RoCE */
 		if (load_be16(ip + 6) & IPV4_FRAG_OFF_MASK)
-			return DROCE_WIRE_DROP_IP_FRAG_TAIL;
+			DROP(IP_FRAG_TAIL);
 		if (caplen < off + ihl + DROCE_UDP_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L3;
+			DROP(TRUNC_L3);
 		if (load_be16(ip + ihl + 2) != DROCE_ROCEV2_UDP_PORT)
-			return DROCE_WIRE_DROP_NOT_ROCE_PORT;
+			DROP(NOT_ROCE_PORT);
 		if (load_be16(ip + 6) & IPV4_FRAG_MASK)
-			return DROCE_WIRE_DROP_IP_FRAGMENT;	/* RoCEv2 senders set DF */
+			DROP(IP_FRAGMENT);	/* RoCEv2 senders set DF */
 		if (ihl != DROCE_IPV4_BYTES)
-			return DROCE_WIRE_DROP_IPV4_OPTIONS;
+			DROP(IPV4_OPTIONS);
 		ip_total = load_be16(ip + 2);
 		if (ip_total < DROCE_IPV4_BYTES + DROCE_UDP_BYTES || off + ip_total > wire_len)
-			return DROCE_WIRE_DROP_IP_LEN;
+			DROP(IP_LEN);
 		/* a correct header sums to 0xffff, checksum included (RFC 1071); a
 		 * checksum of 0xffff (-0) is never computed for a non-zero header
 		 * (RFC 1624), so it is refused too and parse stays build's inverse */
 		if (!droce_ipv4_hdr_ok(ip) || (ip[10] & ip[11]) == 0xff)
-			return DROCE_WIRE_DROP_IPV4_CSUM;
+			DROP(IPV4_CSUM);
 		*udp_off = off + DROCE_IPV4_BYTES;
 		*ip_end = off + ip_total;
 		*ipv6 = false;
@@ -119,28 +129,28 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 		const uint8_t *ip = f + off;
 
 		if (caplen < off + DROCE_IPV6_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L3;
+			DROP(TRUNC_L3);
 		if (ip[0] >> 4 != 6)
-			return DROCE_WIRE_DROP_IP_VERSION;
+			DROP(IP_VERSION);
 		/* RoCEv2 sends no extension headers; anything else is not ours */
 		if (ip[6] != IPPROTO_UDP_)
-			return DROCE_WIRE_DROP_NOT_UDP;
+			DROP(NOT_UDP);
 		if (caplen < off + DROCE_IPV6_BYTES + DROCE_UDP_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L3;
+			DROP(TRUNC_L3);
 		if (load_be16(ip + DROCE_IPV6_BYTES + 2) != DROCE_ROCEV2_UDP_PORT)
-			return DROCE_WIRE_DROP_NOT_ROCE_PORT;
+			DROP(NOT_ROCE_PORT);
 		ip_total = DROCE_IPV6_BYTES + load_be16(ip + 4);
 		if (ip_total < DROCE_IPV6_BYTES + DROCE_UDP_BYTES || off + ip_total > wire_len)
-			return DROCE_WIRE_DROP_IP_LEN;
+			DROP(IP_LEN);
 		*udp_off = off + DROCE_IPV6_BYTES;
 		*ip_end = off + ip_total;
 		*ipv6 = true;
 	} else {
-		return DROCE_WIRE_DROP_NOT_IP;
+		DROP(NOT_IP);
 	}
 
 	if (load_be16(f + *udp_off + 4) != *ip_end - *udp_off)
-		return DROCE_WIRE_DROP_UDP_LEN;
+		DROP(UDP_LEN);
 	return DROCE_WIRE_OK;
 }
 
@@ -283,7 +293,8 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 }
 
 static inline __attribute__((always_inline)) enum droce_wire_drop
-parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len, bool all)
+parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len, bool all,
+      bool why)
 {
 	const uint8_t *f = frame;
 	const struct droce_opcode_desc *d;
@@ -294,31 +305,31 @@ parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_l
 
 	if (caplen > wire_len)
 		caplen = wire_len;
-	r = parse_l2_l4(f, caplen, wire_len, &l3_off, &udp_off, &ip_end, &ipv6);
+	r = parse_l2_l4(f, caplen, wire_len, &l3_off, &udp_off, &ip_end, &ipv6, why);
 	if (r != DROCE_WIRE_OK)
 		return r;
 
 	bth_off = udp_off + DROCE_UDP_BYTES;
 	rest = ip_end - bth_off;		/* BTH to ICRC inclusive */
 	if (rest < DROCE_BTH_BYTES + DROCE_ICRC_BYTES || caplen < bth_off + DROCE_BTH_BYTES)
-		return DROCE_WIRE_DROP_TRUNC_BTH;
+		DROP(TRUNC_BTH);
 	d = droce_opcode(f[bth_off]);
 	if (!(d->flags & DROCE_OPF_VALID))
-		return DROCE_WIRE_DROP_BAD_OPCODE;
+		DROP(BAD_OPCODE);
 	if (droce_bth_tver((const void *)(f + bth_off)) != 0)
-		return DROCE_WIRE_DROP_BAD_TVER;
+		DROP(BAD_TVER);
 	if (rest < d->hdr_len + (uint32_t)DROCE_ICRC_BYTES || caplen < bth_off + d->hdr_len)
-		return DROCE_WIRE_DROP_TRUNC_XHDR;
+		DROP(TRUNC_XHDR);
 
 	body = rest - d->hdr_len - DROCE_ICRC_BYTES;	/* payload and pad */
 	padcnt = droce_bth_padcnt((const void *)(f + bth_off));
 	if (padcnt > body || (body & 3) != 0)
-		return DROCE_WIRE_DROP_BAD_PAD;
+		DROP(BAD_PAD);
 	if (!(d->flags & DROCE_OPF_PAYLOAD) && body != 0)
-		return DROCE_WIRE_DROP_BAD_PAYLOAD_LEN;
+		DROP(BAD_PAYLOAD_LEN);
 	/* ATOMIC_WRITE carries exactly one 8-byte value (IBA 1.5, 9.4.7) */
 	if ((d->flags & DROCE_OPF_ATOMIC_WR) && (body != 8 || padcnt != 0))
-		return DROCE_WIRE_DROP_BAD_PAYLOAD_LEN;
+		DROP(BAD_PAYLOAD_LEN);
 
 	/*
 	 * Every member is written below, those of an extension header only
@@ -349,14 +360,25 @@ parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_l
 	return DROCE_WIRE_OK;
 }
 
+/* A frame that failed a check: which one (the first, as always) */
+static __attribute__((noinline, cold)) enum droce_wire_drop
+parse_why(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+{
+	return parse(pkt, frame, caplen, wire_len, true, true);
+}
+
 enum droce_wire_drop
 droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
 {
-	return parse(pkt, frame, caplen, wire_len, true);
+	enum droce_wire_drop r = parse(pkt, frame, caplen, wire_len, true, false);
+
+	return droce_likely(r != PARSE_FAILED) ? r : parse_why(pkt, frame, caplen, wire_len);
 }
 
 enum droce_wire_drop
 droce_pkt_parse_rx(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
 {
-	return parse(pkt, frame, caplen, wire_len, false);
+	enum droce_wire_drop r = parse(pkt, frame, caplen, wire_len, false, false);
+
+	return droce_likely(r != PARSE_FAILED) ? r : parse_why(pkt, frame, caplen, wire_len);
 }
