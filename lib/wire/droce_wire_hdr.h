@@ -77,7 +77,7 @@ droce_ipv4_hdr_sum(const void *ip)
  * the sum is a non-zero multiple of it, which a multiply-compare tests
  * without folding (half the instructions of a parse's checksum check).
  */
-static inline bool
+static inline __attribute__((always_inline)) bool
 droce_ipv4_hdr_ok(const void *ip)
 {
 	const uint8_t *p = ip;
