@@ -7,6 +7,9 @@
 /* Cross-file internals of lib/transport (not installed). */
 
 #include <string.h>
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+#endif
 
 #include "droce_transport.h"
 #include "droce_wire_gid.h"
@@ -58,13 +61,40 @@ tqp_npsn(uint32_t len, uint32_t mtu)
 void tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode,
 		       uint32_t psn, const struct droce_av *av, uint32_t dqpn);
 
+/*
+ * The first DROCE_AV_KEY_LEN bytes of two AVs equal? With SSE4.1, four
+ * 16-byte compares (the last overlapping) and no call: memcmp's call, and
+ * the registers its caller saved around it, cost ~30 instructions a packet.
+ */
+static inline bool
+tqp_av_key_eq(const struct droce_av *a, const struct droce_av *b)
+{
+#ifdef __SSE4_1__
+	const uint8_t *p = (const uint8_t *)a, *q = (const uint8_t *)b;
+	__m128i x;
+
+	_Static_assert(DROCE_AV_KEY_LEN > 48 && DROCE_AV_KEY_LEN <= 64, "four 16-byte pieces");
+	x = _mm_xor_si128(_mm_loadu_si128((const void *)p), _mm_loadu_si128((const void *)q));
+	x = _mm_or_si128(x, _mm_xor_si128(_mm_loadu_si128((const void *)(p + 16)),
+					  _mm_loadu_si128((const void *)(q + 16))));
+	x = _mm_or_si128(x, _mm_xor_si128(_mm_loadu_si128((const void *)(p + 32)),
+					  _mm_loadu_si128((const void *)(q + 32))));
+	x = _mm_or_si128(x, _mm_xor_si128(
+			    _mm_loadu_si128((const void *)(p + DROCE_AV_KEY_LEN - 16)),
+			    _mm_loadu_si128((const void *)(q + DROCE_AV_KEY_LEN - 16))));
+	return _mm_testz_si128(x, x);
+#else
+	return memcmp(a, b, DROCE_AV_KEY_LEN) == 0;
+#endif
+}
+
 /* True while the connected path's description is what @p av and @p dqpn give. */
 static inline bool
 tqp_proto_ok(const struct droce_tqp *qp, const struct droce_av *av, uint32_t dqpn)
 {
 	return av == &qp->attr.av && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
 	       qp->tx_proto.pkey == qp->attr.pkey &&
-	       memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0;
+	       tqp_av_key_eq(&qp->tx_proto.av, av);
 }
 
 /*
