@@ -195,6 +195,27 @@ droce_port_alloc(struct droce_port *port)
 	return port->stash[--port->n_stash];
 }
 
+void
+droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		/* what rte_pktmbuf_free() would give straight back to the pool */
+		if (port->n_stash < DROCE_DIM(port->stash) && m->pool == port->mp &&
+		    rte_mbuf_refcnt_read(m) == 1 && m->next == NULL && RTE_MBUF_DIRECT(m)) {
+			rte_pktmbuf_reset(m);	/* as rte_pktmbuf_alloc() returns it */
+			port->stash[port->n_stash++] = m;
+		} else {
+			pkts[k++] = m;
+		}
+	}
+	if (k > 0)
+		rte_pktmbuf_free_bulk(pkts, k);
+}
+
 /* Destination MAC: ours, broadcast, or one of the groups we listen to. */
 static enum droce_port_drop
 rx_check_dmac(const struct droce_port *port, const struct rte_ether_addr *d)
