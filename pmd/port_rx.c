@@ -39,17 +39,6 @@
 #define PORT_KICKS	64
 
 bool
-port_owns_ipv4(const struct droce_port *port, rte_be32_t ip)
-{
-	unsigned int i;
-
-	for (i = 0; i < port->info.n_ipv4; i++)
-		if (port->info.ipv4[i].addr == ip)
-			return true;
-	return false;
-}
-
-bool
 port_owns_ipv6(const struct droce_port *port, const uint8_t ip[16])
 {
 	unsigned int i;
