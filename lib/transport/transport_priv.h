@@ -50,11 +50,12 @@ req_may_send(const struct droce_tqp *qp)
 		qp->sq[qp->req.idx & (qp->sq_size - 1)].state != DROCE_SWQE_POSTED);
 }
 
-/* PSNs a message of @len bytes occupies at path MTU @mtu (at least one). */
+/* PSNs a message of @len bytes occupies at path MTU @mtu (at least one); a
+ * message within one MTU, the usual one, costs no division (~25 cycles). */
 static inline uint32_t
 tqp_npsn(uint32_t len, uint32_t mtu)
 {
-	return len == 0 ? 1 : (len + mtu - 1) / mtu;
+	return len <= mtu ? 1 : (len + mtu - 1) / mtu;
 }
 
 /* transport_qp.c */
