@@ -137,10 +137,10 @@ static inline void
 tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *iov,
 	 unsigned int n_iov)
 {
-	uint32_t len = 0;
+	uint32_t len = n_iov > 0 ? iov[0].len : 0;	/* most packets have one piece */
 	unsigned int i;
 
-	for (i = 0; i < n_iov; i++)
+	for (i = 1; i < n_iov; i++)
 		len += iov[i].len;
 	pkt->payload_len = len;
 	pkt->padcnt = droce_pad_bytes(len);
