@@ -176,9 +176,10 @@ enum droce_wire_drop droce_pkt_parse(struct droce_pkt *pkt, const void *frame,
  * droce_pkt_parse() for a receiving transport: the same checks and verdict,
  * but of the fields only those a transport reads are decoded -- flags, the
  * offsets and lengths, the ICRC, the BTH's opcode, se, padcnt, pkey, dqpn,
- * ackreq and psn, and the extension headers. The Ethernet, IP and UDP
- * fields and the BTH's mig, tver, fecn, becn, resv6 and resv7 are left as
- * they were (about a sixth of a 64-byte WRITE's parse);
+ * ackreq and psn, and the extension headers but the FETH and the CNP's
+ * pad. The Ethernet, IP and UDP fields, the BTH's mig, tver, fecn, becn,
+ * resv6 and resv7, feth and cnp_resv are left as they were (about a sixth
+ * of a 64-byte WRITE's parse);
  * droce_pkt_decode_rest() fills them in.
  */
 enum droce_wire_drop droce_pkt_parse_rx(struct droce_pkt *pkt, const void *frame,

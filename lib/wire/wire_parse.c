@@ -156,13 +156,15 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 
 /*
  * The fields of validated headers that a receiving transport does not read:
- * Ethernet, IP and UDP, and the BTH's migration, version, congestion and
- * reserved bits (droce_pkt_parse_rx() leaves them out).
+ * Ethernet, IP and UDP, the BTH's migration, version, congestion and
+ * reserved bits, the FETH and the CNP's pad (droce_pkt_parse_rx() leaves
+ * them out).
  */
 static inline void
 decode_rest(struct droce_pkt *pkt, const uint8_t *f)
 {
-	const uint8_t *ip = f + pkt->l3_off;
+	const struct droce_opcode_desc *d;
+	const uint8_t *x, *ip = f + pkt->l3_off;
 	const uint8_t *udp;
 	uint32_t w0, w1, w2;
 
@@ -211,6 +213,19 @@ decode_rest(struct droce_pkt *pkt, const uint8_t *f)
 	pkt->becn = w1 & DROCE_BTH_BECN_MASK;
 	pkt->resv6 = (uint8_t)((w1 & DROCE_BTH_RESV6_MASK) >> DROCE_BTH_RESV6_SHIFT);
 	pkt->resv7 = (uint8_t)((w2 & DROCE_BTH_RESV7_MASK) >> DROCE_BTH_RESV7_SHIFT);
+
+	/* FLUSH's and CNP's headers: nothing droce offers reads them */
+	d = droce_opcode((uint8_t)(w0 >> 24));
+	x = f + pkt->bth_off;
+	if (d->xhdrs & DROCE_XH(FETH)) {
+		const struct droce_feth *h = (const void *)(x + d->off[DROCE_X_FETH]);
+
+		pkt->feth.sel = droce_feth_sel(h);
+		pkt->feth.plt = droce_feth_plt(h);
+		pkt->feth.resv = droce_feth_resv(h);
+	}
+	if (d->xhdrs & DROCE_XH(CNPPAD))
+		memcpy(pkt->cnp_resv, x + d->off[DROCE_X_CNPPAD], DROCE_CNPPAD_BYTES);
 }
 
 void
@@ -256,13 +271,6 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->deth.resv8 = 0;
 		pkt->deth.sqpn = 0;
 	}
-	if (d->xhdrs & DROCE_XH(FETH)) {
-		const struct droce_feth *h = (const void *)(x + d->off[DROCE_X_FETH]);
-
-		pkt->feth.sel = droce_feth_sel(h);
-		pkt->feth.plt = droce_feth_plt(h);
-		pkt->feth.resv = droce_feth_resv(h);
-	}
 	if (d->xhdrs & DROCE_XH(RETH)) {
 		const struct droce_reth *h = (const void *)(x + d->off[DROCE_X_RETH]);
 
@@ -290,8 +298,6 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->imm = droce_immdt_imm((const void *)(x + d->off[DROCE_X_IMMDT]));
 	if (d->xhdrs & DROCE_XH(IETH))
 		pkt->ieth_rkey = droce_ieth_rkey((const void *)(x + d->off[DROCE_X_IETH]));
-	if (d->xhdrs & DROCE_XH(CNPPAD))
-		memcpy(pkt->cnp_resv, x + d->off[DROCE_X_CNPPAD], DROCE_CNPPAD_BYTES);
 }
 
 static inline __attribute__((always_inline)) enum droce_wire_drop
