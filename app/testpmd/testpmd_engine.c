@@ -53,12 +53,13 @@
 struct tp_qp {
 	struct droce_tqp tqp;
 	uint32_t outstanding;		/* messages posted, not completed */
+	uint16_t loc_i;			/* seq % depth (--depth is at most 4096) */
+	bool active;			/* on the active list */
 	uint64_t seq;			/* messages posted */
 	/* message seq's local_off() and remote_off() in strides, kept by post_one()
-	 * without local_off()'s two divisions and remote_off()'s one */
+	 * without local_off()'s two divisions and remote_off()'s one (with loc_i,
+	 * in the padding the struct had: it keeps its cache lines) */
 	uint64_t loc_slot, rem_slot;
-	uint32_t loc_i;			/* seq % depth */
-	bool active;			/* on the active list */
 } __rte_cache_aligned;			/* QPs of two workers share no line */
 
 #define HANDOFF_RING	1024		/* frames waiting for their worker */
