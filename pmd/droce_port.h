@@ -385,6 +385,15 @@ uint16_t droce_port_tx_try(struct droce_port *port, struct rte_mbuf **pkts, uint
 /** An mbuf from the port's pool for a frame to send, or NULL. */
 struct rte_mbuf *droce_port_alloc(struct droce_port *port);
 
+/**
+ * Free @p n received frames the caller is done with (droce_port_rx_burst()'s,
+ * or any other mbufs): a plain one of the port's pool (one segment, direct,
+ * not shared) goes to droce_port_alloc()'s stash while it has room, reset as
+ * the pool hands mbufs out, the rest back to their pools. A frame received
+ * becomes the next one sent without two trips through the pool.
+ */
+void droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigned int n);
+
 /** The port's mbuf pool (data room: RTE_PKTMBUF_HEADROOM + max_frame). */
 struct rte_mempool *droce_port_mempool(struct droce_port *port);
 

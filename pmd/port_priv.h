@@ -138,7 +138,18 @@ struct droce_port {
 void port_xmit_own(struct droce_port *port, struct rte_mbuf *m);
 /* An mbuf for an own frame of @p len bytes (zeroed), or NULL (counted). */
 struct rte_mbuf *port_own_alloc(struct droce_port *port, uint16_t len);
-bool port_owns_ipv4(const struct droce_port *port, rte_be32_t ip);
+/* Inline: the RX sort asks it of every IPv4 frame */
+static inline bool
+port_owns_ipv4(const struct droce_port *port, rte_be32_t ip)
+{
+	unsigned int i;
+
+	for (i = 0; i < port->info.n_ipv4; i++)
+		if (port->info.ipv4[i].addr == ip)
+			return true;
+	return false;
+}
+
 bool port_owns_ipv6(const struct droce_port *port, const uint8_t ip[16]);
 
 /* port_neigh.c */

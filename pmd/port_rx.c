@@ -39,17 +39,6 @@
 #define PORT_KICKS	64
 
 bool
-port_owns_ipv4(const struct droce_port *port, rte_be32_t ip)
-{
-	unsigned int i;
-
-	for (i = 0; i < port->info.n_ipv4; i++)
-		if (port->info.ipv4[i].addr == ip)
-			return true;
-	return false;
-}
-
-bool
 port_owns_ipv6(const struct droce_port *port, const uint8_t ip[16])
 {
 	unsigned int i;
@@ -195,6 +184,38 @@ droce_port_alloc(struct droce_port *port)
 	return port->stash[--port->n_stash];
 }
 
+void
+droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		/* what rte_pktmbuf_free() would give straight back to the pool */
+		if (port->n_stash < DROCE_DIM(port->stash) && m->pool == port->mp &&
+		    rte_mbuf_refcnt_read(m) == 1 && m->next == NULL && RTE_MBUF_DIRECT(m)) {
+			rte_pktmbuf_reset(m);	/* as rte_pktmbuf_alloc() returns it */
+			port->stash[port->n_stash++] = m;
+		} else {
+			pkts[k++] = m;
+		}
+	}
+	if (k > 0)
+		rte_pktmbuf_free_bulk(pkts, k);
+}
+
+/*
+ * l2_len and l3_len of a RoCEv2 candidate, in one store of the offload
+ * word (the rest of it means nothing on receive): two bit-field writes
+ * were a read-modify-write each.
+ */
+static inline void
+port_set_hdr_lens(struct rte_mbuf *m, uint32_t l3_len)
+{
+	m->tx_offload = rte_mbuf_tx_offload(RTE_ETHER_HDR_LEN, l3_len, 0, 0, 0, 0, 0);
+}
+
 /* Destination MAC: ours, broadcast, or one of the groups we listen to. */
 static enum droce_port_drop
 rx_check_dmac(const struct droce_port *port, const struct rte_ether_addr *d)
@@ -238,7 +259,7 @@ rx_ipv4(struct droce_port *port, struct rte_mbuf *m, const uint8_t *ip, uint32_t
 			return DROCE_PORT_DROP_IP_NOT_OURS;
 		if (*(const rte_be16_t *)(const void *)(ip + ihl + 2) != ROCE_PORT_BE)
 			return DROCE_PORT_DROP_UDP_PORT;
-		m->l3_len = (uint16_t)ihl;
+		port_set_hdr_lens(m, ihl);
 		return RX_PASS;
 	case IPPROTO_IGMP_:
 		mcast_rx_igmp(port, ip, total);
@@ -272,7 +293,7 @@ rx_ipv6(struct droce_port *port, struct rte_mbuf *m, const struct rte_ether_hdr 
 			return DROCE_PORT_DROP_IP_NOT_OURS;
 		if (*(const rte_be16_t *)(const void *)(l4 + 2) != ROCE_PORT_BE)
 			return DROCE_PORT_DROP_UDP_PORT;
-		m->l3_len = IPV6_HDR;
+		port_set_hdr_lens(m, IPV6_HDR);
 		return RX_PASS;
 	}
 	if (nh == IPPROTO_HOPOPTS_) {
@@ -332,7 +353,6 @@ rx_classify(struct droce_port *port, struct rte_mbuf *m)
 		return r;
 	l3 = (const uint8_t *)(eth + 1);
 	len -= RTE_ETHER_HDR_LEN;
-	m->l2_len = RTE_ETHER_HDR_LEN;
 
 	switch (eth->ether_type) {
 	case RTE_BE16(ETHERTYPE_IPV4):
@@ -433,18 +453,17 @@ rx_is_fast(const struct droce_port *port, struct rte_mbuf *m)
 		if (!port_owns_ipv4(port, dst) ||
 		    *(const rte_be16_t *)(const void *)(ip + ihl + 2) != ROCE_PORT_BE)
 			return false;
-		m->l3_len = (uint16_t)ihl;
+		port_set_hdr_lens(m, ihl);
 	} else if (eth->ether_type == RTE_BE16(ETHERTYPE_IPV6)) {
 		if (len < IPV6_HDR + UDP_HDR || ip[0] >> 4 != 6 || ip[6] != IPPROTO_UDP_ ||
 		    IPV6_HDR + (uint32_t)port_load_be16(ip + 4) > len ||
 		    port_load_be16(ip + 4) < UDP_HDR || !port_owns_ipv6(port, ip + 24) ||
 		    *(const rte_be16_t *)(const void *)(ip + IPV6_HDR + 2) != ROCE_PORT_BE)
 			return false;
-		m->l3_len = IPV6_HDR;
+		port_set_hdr_lens(m, IPV6_HDR);
 	} else {
 		return false;
 	}
-	m->l2_len = RTE_ETHER_HDR_LEN;
 	return true;
 }
 

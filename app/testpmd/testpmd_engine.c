@@ -56,8 +56,13 @@
 struct tp_qp {
 	struct droce_tqp tqp;
 	uint32_t outstanding;		/* messages posted, not completed */
-	uint64_t seq;			/* messages posted */
+	uint16_t loc_i;			/* seq % depth (--depth is at most 4096) */
 	bool active;			/* on the active list */
+	uint64_t seq;			/* messages posted */
+	/* message seq's local_off() and remote_off() in strides, kept by post_one()
+	 * without local_off()'s two divisions and remote_off()'s one (with loc_i,
+	 * in the padding the struct had: it keeps its cache lines) */
+	uint64_t loc_slot, rem_slot;
 } __rte_cache_aligned;			/* QPs of two workers share no line */
 
 #define HANDOFF_RING	1024		/* frames waiting for their worker */
@@ -110,6 +115,7 @@ struct tp_engine {
 	struct droce_port_info info;	/* worker 0's port: MAC, MTU, addresses */
 	uint8_t *mem;
 	uint64_t mem_len;
+	uint64_t stride, slots, rspan;	/* stride_of(), local_slots(), remote_span() */
 	struct tp_qp *qps;		/* QP i: worker i mod N's alone */
 	struct droce_tqp_swqe *sq_mem;
 	uint32_t sq_size;
@@ -207,12 +213,19 @@ stride_of(const struct tp_engine *e)
 	return DROCE_MAX(e->o.size, 8u);	/* atomics move 8 bytes */
 }
 
+/* Our memory's slots, a message's stride each */
+static uint64_t
+local_slots(const struct tp_engine *e)
+{
+	return e->mem_len / stride_of(e);
+}
+
 static uint64_t
 local_off(const struct tp_engine *e, uint32_t qi, uint64_t seq)
 {
 	uint64_t stride = stride_of(e);
 
-	return ((qi * (uint64_t)e->o.depth + seq % e->o.depth) % (e->mem_len / stride)) * stride;
+	return ((qi * (uint64_t)e->o.depth + seq % e->o.depth) % local_slots(e)) * stride;
 }
 
 static uint64_t
@@ -237,8 +250,9 @@ atomic_expect(const struct tp_engine *e, uint64_t seq)
 	return pattern_word(remote_off(e, seq)) + seq / remote_span(e);
 }
 
-/* --check: is what message @p seq of QP @p qi brought back what the peer holds? */
-static bool
+/* --check: is what message @p seq of QP @p qi brought back what the peer holds?
+ * (out of line: ops_cq_push() without it saves no registers) */
+static __rte_noinline bool
 result_ok(const struct tp_engine *e, uint32_t qi, uint64_t seq, uint32_t opcode)
 {
 	const uint8_t *got = e->mem + local_off(e, qi, seq);
@@ -509,6 +523,7 @@ qps_create(struct tp_engine *e)
 				   &tp_ops, e->w[owner_of(e->n_workers, i)]) < 0)
 			return -EINVAL;
 		qp->tqp.owner = qp;
+		qp->loc_slot = local_off(e, i, 0) / stride_of(e);
 		qp->tqp.comp.retry_left = a.retry_cnt;
 		qp->tqp.comp.rnr_left = a.rnr_retry;
 		droce_tqp_set_state(&qp->tqp, DROCE_TQP_INIT, 0, 0);
@@ -572,6 +587,9 @@ tp_engine_create(const struct tp_opts *o, struct droce_port *const *ports, struc
 	droce_port_info(ports[0], &e->info);
 	e->generator = o->mode < TP_RESPONDER;
 	e->mem_len = o->mem;
+	e->stride = stride_of(e);
+	e->slots = local_slots(e);
+	e->rspan = remote_span(e);
 	e->mem = rte_zmalloc("droce-testpmd", e->mem_len, 4096);
 	if (e->mem == NULL) {
 		free(e);
@@ -680,7 +698,7 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		if (m->nb_segs > 1)	/* jumbo frames on some PMDs: one copy */
 			frame = len <= sizeof(w->linear) ?
 				rte_pktmbuf_read(m, 0, len, w->linear) : NULL;
-		r = frame == NULL ? DROCE_WIRE_DROP_TRUNC_L2 : droce_pkt_parse(&pkt, frame, len, len);
+		r = frame == NULL ? DROCE_WIRE_DROP_TRUNC_L2 : droce_pkt_parse_rx(&pkt, frame, len, len);
 		if (r != DROCE_WIRE_OK) {
 			atomic_store_explicit(&w->wire_drop[r], w->wire_drop[r] + 1,
 					      memory_order_relaxed);
@@ -707,9 +725,9 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		for (i = 0; i < n; i++)
 			if (pkts[i] != NULL)
 				pkts[k++] = pkts[i];
-		rte_pktmbuf_free_bulk(pkts, k);
+		droce_port_free_rx(w->port, pkts, k);
 	} else if (n > 0) {
-		rte_pktmbuf_free_bulk(pkts, n);	/* one pool access for the burst */
+		droce_port_free_rx(w->port, pkts, n);	/* the next frames we send */
 	}
 	if (n > 0) {
 		cnt_add(w, TP_CNT_RX_OK, ok);
@@ -782,7 +800,7 @@ run_posted(struct tp_worker *w, uint64_t posted)
 }
 
 /* Will the generator post on this QP without a completion first? */
-static bool
+static inline __attribute__((always_inline)) bool
 wants_post(struct tp_worker *w, struct tp_qp *qp, uint64_t posted)
 {
 	const struct tp_engine *e = w->e;
@@ -809,8 +827,8 @@ post_one(struct tp_worker *wk, struct tp_qp *qp)
 	struct droce_send_wqe *w = &wk->tmpl;
 
 	w->wr_id = qp->seq;
-	w->sge[0].addr = local_off(e, qi, qp->seq);
-	w->remote_addr = e->o.raddr + remote_off(e, qp->seq);
+	w->sge[0].addr = qp->loc_slot * e->stride;		/* local_off(e, qi, qp->seq) */
+	w->remote_addr = e->o.raddr + qp->rem_slot * e->stride;	/* + remote_off() */
 	if (e->o.mode == TP_CSWAP) {	/* a chain: each swap finds the one before */
 		w->compare_add = atomic_expect(e, qp->seq);
 		w->swap = w->compare_add + 1;
@@ -820,6 +838,15 @@ post_one(struct tp_worker *wk, struct tp_qp *qp)
 	if (droce_tqp_post_send(&qp->tqp, w) == 0) {
 		qp->seq++;
 		qp->outstanding++;
+		/* the next message's slots, as local_off() and remote_off() give them */
+		if (++qp->loc_i == e->o.depth) {
+			qp->loc_i = 0;
+			qp->loc_slot = qi * (uint64_t)e->o.depth % e->slots;
+		} else if (++qp->loc_slot == e->slots) {
+			qp->loc_slot = 0;
+		}
+		if (++qp->rem_slot == e->rspan)
+			qp->rem_slot = 0;
 	}
 }
 

@@ -7,6 +7,9 @@
 /* Cross-file internals of lib/transport (not installed). */
 
 #include <string.h>
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+#endif
 
 #include "droce_transport.h"
 #include "droce_wire_gid.h"
@@ -47,16 +50,44 @@ req_may_send(const struct droce_tqp *qp)
 		qp->sq[qp->req.idx & (qp->sq_size - 1)].state != DROCE_SWQE_POSTED);
 }
 
-/* PSNs a message of @len bytes occupies at path MTU @mtu (at least one). */
+/* PSNs a message of @len bytes occupies at path MTU @mtu (at least one); a
+ * message within one MTU, the usual one, costs no division (~25 cycles). */
 static inline uint32_t
 tqp_npsn(uint32_t len, uint32_t mtu)
 {
-	return len == 0 ? 1 : (len + mtu - 1) / mtu;
+	return len <= mtu ? 1 : (len + mtu - 1) / mtu;
 }
 
 /* transport_qp.c */
 void tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode,
 		       uint32_t psn, const struct droce_av *av, uint32_t dqpn);
+
+/*
+ * The first DROCE_AV_KEY_LEN bytes of two AVs equal? With SSE4.1, four
+ * 16-byte compares (the last overlapping) and no call: memcmp's call, and
+ * the registers its caller saved around it, cost ~30 instructions a packet.
+ */
+static inline bool
+tqp_av_key_eq(const struct droce_av *a, const struct droce_av *b)
+{
+#ifdef __SSE4_1__
+	const uint8_t *p = (const uint8_t *)a, *q = (const uint8_t *)b;
+	__m128i x;
+
+	_Static_assert(DROCE_AV_KEY_LEN > 48 && DROCE_AV_KEY_LEN <= 64, "four 16-byte pieces");
+	x = _mm_xor_si128(_mm_loadu_si128((const void *)p), _mm_loadu_si128((const void *)q));
+	x = _mm_or_si128(x, _mm_xor_si128(_mm_loadu_si128((const void *)(p + 16)),
+					  _mm_loadu_si128((const void *)(q + 16))));
+	x = _mm_or_si128(x, _mm_xor_si128(_mm_loadu_si128((const void *)(p + 32)),
+					  _mm_loadu_si128((const void *)(q + 32))));
+	x = _mm_or_si128(x, _mm_xor_si128(
+			    _mm_loadu_si128((const void *)(p + DROCE_AV_KEY_LEN - 16)),
+			    _mm_loadu_si128((const void *)(q + DROCE_AV_KEY_LEN - 16))));
+	return _mm_testz_si128(x, x);
+#else
+	return memcmp(a, b, DROCE_AV_KEY_LEN) == 0;
+#endif
+}
 
 /* True while the connected path's description is what @p av and @p dqpn give. */
 static inline bool
@@ -64,7 +95,7 @@ tqp_proto_ok(const struct droce_tqp *qp, const struct droce_av *av, uint32_t dqp
 {
 	return av == &qp->attr.av && qp->tx_proto.valid && qp->tx_proto.dqpn == dqpn &&
 	       qp->tx_proto.pkey == qp->attr.pkey &&
-	       memcmp(&qp->tx_proto.av, av, DROCE_AV_KEY_LEN) == 0;
+	       tqp_av_key_eq(&qp->tx_proto.av, av);
 }
 
 /*
@@ -106,10 +137,10 @@ static inline void
 tqp_xmit(struct droce_tqp *qp, struct droce_pkt *pkt, const struct droce_iov *iov,
 	 unsigned int n_iov)
 {
-	uint32_t len = 0;
+	uint32_t len = n_iov > 0 ? iov[0].len : 0;	/* most packets have one piece */
 	unsigned int i;
 
-	for (i = 0; i < n_iov; i++)
+	for (i = 1; i < n_iov; i++)
 		len += iov[i].len;
 	pkt->payload_len = len;
 	pkt->padcnt = droce_pad_bytes(len);

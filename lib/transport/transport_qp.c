@@ -381,7 +381,11 @@ droce_tqp_frame_build(struct droce_pkt *pkt, const struct droce_iov *iov, unsign
 	if (pkt->frame_len > cap)
 		return -ENOSPC;
 	p = buf + hlen;
-	for (i = 0; i < n_iov; i++) {
+	if (n_iov > 0) {	/* most packets have one piece: no loop for it */
+		memcpy(p, iov[0].base, iov[0].len);
+		p += iov[0].len;
+	}
+	for (i = 1; i < n_iov; i++) {
 		memcpy(p, iov[i].base, iov[i].len);
 		p += iov[i].len;
 	}

@@ -172,6 +172,25 @@ struct droce_pkt {
 enum droce_wire_drop droce_pkt_parse(struct droce_pkt *pkt, const void *frame,
 				     uint32_t caplen, uint32_t wire_len);
 
+/**
+ * droce_pkt_parse() for a receiving transport: the same checks and verdict,
+ * but of the fields only those a transport reads are decoded -- flags, the
+ * offsets and lengths, the ICRC, the BTH's opcode, se, padcnt, pkey, dqpn,
+ * ackreq and psn, and the extension headers but the FETH and the CNP's
+ * pad. The Ethernet, IP and UDP fields, the BTH's mig, tver, fecn, becn,
+ * resv6 and resv7, feth and cnp_resv are left as they were (about a sixth
+ * of a 64-byte WRITE's parse);
+ * droce_pkt_decode_rest() fills them in.
+ */
+enum droce_wire_drop droce_pkt_parse_rx(struct droce_pkt *pkt, const void *frame,
+					uint32_t caplen, uint32_t wire_len);
+
+/**
+ * Decode the fields droce_pkt_parse_rx() left out, from the frame it
+ * accepted into @p pkt: @p pkt is then what droce_pkt_parse() gives.
+ */
+void droce_pkt_decode_rest(struct droce_pkt *pkt, const void *frame);
+
 /** Bytes of headers droce_pkt_build_hdrs() writes for @p pkt (Ethernet to last xhdr). */
 uint32_t droce_pkt_hdrs_len(const struct droce_pkt *pkt);
 

@@ -6,7 +6,8 @@
  * Frame parser (droce_wire.h). The checks run in the order the receive path
  * of an IBA channel adapter applies them (as rxe_rcv does): every length and
  * the opcode first, then the pad count, then the ICRC, and only then are the
- * fields decoded into struct droce_pkt. Nothing is read past min(caplen,
+ * fields decoded into struct droce_pkt (droce_pkt_parse_rx(): only those a
+ * transport reads; the same checks). Nothing is read past min(caplen,
  * claimed length). Stateless: any thread may call it.
  */
 
@@ -53,6 +54,16 @@ droce_wire_drop_is_foreign(enum droce_wire_drop r)
 	return (unsigned int)r < DROCE_WIRE_DROP_COUNT && drop_info[r].foreign;
 }
 
+/*
+ * A failed check. The checks run twice for a frame that fails one: first
+ * without their reasons (@p why false: every failure the same value, so no
+ * check stores its reason on the way), then, for the reason, with them.
+ * The ICRC's check, the last, says its reason both times: a frame with a
+ * bad ICRC is not checksummed twice.
+ */
+#define PARSE_FAILED	DROCE_WIRE_DROP_COUNT
+#define DROP(sym)	return why ? DROCE_WIRE_DROP_##sym : PARSE_FAILED
+
 static inline uint16_t
 load_be16(const uint8_t *p)
 {
@@ -61,19 +72,19 @@ load_be16(const uint8_t *p)
 
 /* Validate L2..L4. On success *udp_off is the UDP header's offset and
  * *ip_end the end of the IP packet (the Ethernet trailer excluded). */
-static enum droce_wire_drop
+static inline __attribute__((always_inline)) enum droce_wire_drop
 parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
-	    uint32_t *l3_off, uint32_t *udp_off, uint32_t *ip_end, bool *ipv6)
+	    uint32_t *l3_off, uint32_t *udp_off, uint32_t *ip_end, bool *ipv6, bool why)
 {
 	uint32_t off = DROCE_ETH_BYTES, ip_total;
 	uint16_t etype;
 
 	if (caplen < DROCE_ETH_BYTES)
-		return DROCE_WIRE_DROP_TRUNC_L2;
+		DROP(TRUNC_L2);
 	etype = load_be16(f + 12);
 	if (etype == ETHERTYPE_VLAN) {
 		if (caplen < DROCE_ETH_BYTES + DROCE_VLAN_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L2;
+			DROP(TRUNC_L2);
 		etype = load_be16(f + 16);
 		off += DROCE_VLAN_BYTES;
 	}
@@ -84,33 +95,33 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 		uint32_t ihl;
 
 		if (caplen < off + DROCE_IPV4_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L3;
+			DROP(TRUNC_L3);
 		if (ip[0] >> 4 != 4)
-			return DROCE_WIRE_DROP_IP_VERSION;
+			DROP(IP_VERSION);
 		ihl = (ip[0] & 0xfu) * 4;
 		if (ihl < DROCE_IPV4_BYTES)
-			return DROCE_WIRE_DROP_IP_LEN;
+			DROP(IP_LEN);
 		if (ip[9] != IPPROTO_UDP_)
-			return DROCE_WIRE_DROP_NOT_UDP;
+			DROP(NOT_UDP);
 		/* a later fragment has no UDP header: nothing says it is RoCE */
 		if (load_be16(ip + 6) & IPV4_FRAG_OFF_MASK)
-			return DROCE_WIRE_DROP_IP_FRAG_TAIL;
+			DROP(IP_FRAG_TAIL);
 		if (caplen < off + ihl + DROCE_UDP_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L3;
+			DROP(TRUNC_L3);
 		if (load_be16(ip + ihl + 2) != DROCE_ROCEV2_UDP_PORT)
-			return DROCE_WIRE_DROP_NOT_ROCE_PORT;
+			DROP(NOT_ROCE_PORT);
 		if (load_be16(ip + 6) & IPV4_FRAG_MASK)
-			return DROCE_WIRE_DROP_IP_FRAGMENT;	/* RoCEv2 senders set DF */
+			DROP(IP_FRAGMENT);	/* RoCEv2 senders set DF */
 		if (ihl != DROCE_IPV4_BYTES)
-			return DROCE_WIRE_DROP_IPV4_OPTIONS;
+			DROP(IPV4_OPTIONS);
 		ip_total = load_be16(ip + 2);
 		if (ip_total < DROCE_IPV4_BYTES + DROCE_UDP_BYTES || off + ip_total > wire_len)
-			return DROCE_WIRE_DROP_IP_LEN;
+			DROP(IP_LEN);
 		/* a correct header sums to 0xffff, checksum included (RFC 1071); a
 		 * checksum of 0xffff (-0) is never computed for a non-zero header
 		 * (RFC 1624), so it is refused too and parse stays build's inverse */
-		if (droce_ipv4_hdr_sum(ip) != 0xffff || (ip[10] & ip[11]) == 0xff)
-			return DROCE_WIRE_DROP_IPV4_CSUM;
+		if (!droce_ipv4_hdr_ok(ip) || (ip[10] & ip[11]) == 0xff)
+			DROP(IPV4_CSUM);
 		*udp_off = off + DROCE_IPV4_BYTES;
 		*ip_end = off + ip_total;
 		*ipv6 = false;
@@ -118,40 +129,44 @@ parse_l2_l4(const uint8_t *f, uint32_t caplen, uint32_t wire_len,
 		const uint8_t *ip = f + off;
 
 		if (caplen < off + DROCE_IPV6_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L3;
+			DROP(TRUNC_L3);
 		if (ip[0] >> 4 != 6)
-			return DROCE_WIRE_DROP_IP_VERSION;
+			DROP(IP_VERSION);
 		/* RoCEv2 sends no extension headers; anything else is not ours */
 		if (ip[6] != IPPROTO_UDP_)
-			return DROCE_WIRE_DROP_NOT_UDP;
+			DROP(NOT_UDP);
 		if (caplen < off + DROCE_IPV6_BYTES + DROCE_UDP_BYTES)
-			return DROCE_WIRE_DROP_TRUNC_L3;
+			DROP(TRUNC_L3);
 		if (load_be16(ip + DROCE_IPV6_BYTES + 2) != DROCE_ROCEV2_UDP_PORT)
-			return DROCE_WIRE_DROP_NOT_ROCE_PORT;
+			DROP(NOT_ROCE_PORT);
 		ip_total = DROCE_IPV6_BYTES + load_be16(ip + 4);
 		if (ip_total < DROCE_IPV6_BYTES + DROCE_UDP_BYTES || off + ip_total > wire_len)
-			return DROCE_WIRE_DROP_IP_LEN;
+			DROP(IP_LEN);
 		*udp_off = off + DROCE_IPV6_BYTES;
 		*ip_end = off + ip_total;
 		*ipv6 = true;
 	} else {
-		return DROCE_WIRE_DROP_NOT_IP;
+		DROP(NOT_IP);
 	}
 
 	if (load_be16(f + *udp_off + 4) != *ip_end - *udp_off)
-		return DROCE_WIRE_DROP_UDP_LEN;
+		DROP(UDP_LEN);
 	return DROCE_WIRE_OK;
 }
 
-/* Copy the fields of validated headers into pkt. */
-static void
-decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *d)
+/*
+ * The fields of validated headers that a receiving transport does not read:
+ * Ethernet, IP and UDP, the BTH's migration, version, congestion and
+ * reserved bits, the FETH and the CNP's pad (droce_pkt_parse_rx() leaves
+ * them out).
+ */
+static inline void
+decode_rest(struct droce_pkt *pkt, const uint8_t *f)
 {
-	const uint8_t *ip = f + pkt->l3_off;
+	const struct droce_opcode_desc *d;
+	const uint8_t *x, *ip = f + pkt->l3_off;
 	const uint8_t *udp;
-	const uint8_t *bth = f + pkt->bth_off;
-	const uint8_t *x = f + pkt->bth_off;
-	uint32_t w[3];
+	uint32_t w0, w1, w2;
 
 	memcpy(pkt->dmac, f, 6);
 	memcpy(pkt->smac, f + 6, 6);
@@ -186,24 +201,63 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 	pkt->dport = load_be16(udp + 2);
 	pkt->udp_csum = load_be16(udp + 6);
 
+	memcpy(&w0, f + pkt->bth_off, 4);
+	memcpy(&w1, f + pkt->bth_off + 4, 4);
+	memcpy(&w2, f + pkt->bth_off + 8, 4);
+	w0 = rte_be_to_cpu_32(w0);
+	w1 = rte_be_to_cpu_32(w1);
+	w2 = rte_be_to_cpu_32(w2);
+	pkt->mig = (w0 >> 16) & DROCE_BTH_MIG_MASK;
+	pkt->tver = (w0 >> 16) & DROCE_BTH_TVER_MASK;
+	pkt->fecn = w1 & DROCE_BTH_FECN_MASK;
+	pkt->becn = w1 & DROCE_BTH_BECN_MASK;
+	pkt->resv6 = (uint8_t)((w1 & DROCE_BTH_RESV6_MASK) >> DROCE_BTH_RESV6_SHIFT);
+	pkt->resv7 = (uint8_t)((w2 & DROCE_BTH_RESV7_MASK) >> DROCE_BTH_RESV7_SHIFT);
+
+	/* FLUSH's and CNP's headers: nothing droce offers reads them */
+	d = droce_opcode((uint8_t)(w0 >> 24));
+	x = f + pkt->bth_off;
+	if (d->xhdrs & DROCE_XH(FETH)) {
+		const struct droce_feth *h = (const void *)(x + d->off[DROCE_X_FETH]);
+
+		pkt->feth.sel = droce_feth_sel(h);
+		pkt->feth.plt = droce_feth_plt(h);
+		pkt->feth.resv = droce_feth_resv(h);
+	}
+	if (d->xhdrs & DROCE_XH(CNPPAD))
+		memcpy(pkt->cnp_resv, x + d->off[DROCE_X_CNPPAD], DROCE_CNPPAD_BYTES);
+}
+
+void
+droce_pkt_decode_rest(struct droce_pkt *pkt, const void *frame)
+{
+	decode_rest(pkt, frame);
+}
+
+/* Copy the fields of validated headers into pkt; @p all: decode_rest()'s too. */
+static inline __attribute__((always_inline)) void
+decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *d, bool all)
+{
+	const uint8_t *x = f + pkt->bth_off;
+	uint32_t w0, w1, w2;
+
+	if (all)
+		decode_rest(pkt, f);
+
 	/* the BTH as three words, read once (the droce_bth_*() accessors, unrolled) */
-	memcpy(w, bth, sizeof(w));
-	w[0] = rte_be_to_cpu_32(w[0]);
-	w[1] = rte_be_to_cpu_32(w[1]);
-	w[2] = rte_be_to_cpu_32(w[2]);
-	pkt->opcode = (uint8_t)(w[0] >> 24);
-	pkt->se = (w[0] >> 16) & DROCE_BTH_SE_MASK;
-	pkt->mig = (w[0] >> 16) & DROCE_BTH_MIG_MASK;
-	pkt->padcnt = ((w[0] >> 16) & DROCE_BTH_PAD_MASK) >> DROCE_BTH_PAD_SHIFT;
-	pkt->tver = (w[0] >> 16) & DROCE_BTH_TVER_MASK;
-	pkt->pkey = (uint16_t)w[0];
-	pkt->fecn = w[1] & DROCE_BTH_FECN_MASK;
-	pkt->becn = w[1] & DROCE_BTH_BECN_MASK;
-	pkt->resv6 = (uint8_t)((w[1] & DROCE_BTH_RESV6_MASK) >> DROCE_BTH_RESV6_SHIFT);
-	pkt->dqpn = w[1] & DROCE_24BIT_MASK;
-	pkt->ackreq = w[2] & DROCE_BTH_ACKREQ_MASK;
-	pkt->resv7 = (uint8_t)((w[2] & DROCE_BTH_RESV7_MASK) >> DROCE_BTH_RESV7_SHIFT);
-	pkt->psn = w[2] & DROCE_24BIT_MASK;
+	memcpy(&w0, x, 4);
+	memcpy(&w1, x + 4, 4);
+	memcpy(&w2, x + 8, 4);
+	w0 = rte_be_to_cpu_32(w0);
+	w1 = rte_be_to_cpu_32(w1);
+	w2 = rte_be_to_cpu_32(w2);
+	pkt->opcode = (uint8_t)(w0 >> 24);
+	pkt->se = (w0 >> 16) & DROCE_BTH_SE_MASK;
+	pkt->padcnt = ((w0 >> 16) & DROCE_BTH_PAD_MASK) >> DROCE_BTH_PAD_SHIFT;
+	pkt->pkey = (uint16_t)w0;
+	pkt->dqpn = w1 & DROCE_24BIT_MASK;
+	pkt->ackreq = w2 & DROCE_BTH_ACKREQ_MASK;
+	pkt->psn = w2 & DROCE_24BIT_MASK;
 
 	if (d->xhdrs & DROCE_XH(DETH)) {
 		const struct droce_deth *h = (const void *)(x + d->off[DROCE_X_DETH]);
@@ -216,13 +270,6 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->deth.qkey = 0;
 		pkt->deth.resv8 = 0;
 		pkt->deth.sqpn = 0;
-	}
-	if (d->xhdrs & DROCE_XH(FETH)) {
-		const struct droce_feth *h = (const void *)(x + d->off[DROCE_X_FETH]);
-
-		pkt->feth.sel = droce_feth_sel(h);
-		pkt->feth.plt = droce_feth_plt(h);
-		pkt->feth.resv = droce_feth_resv(h);
 	}
 	if (d->xhdrs & DROCE_XH(RETH)) {
 		const struct droce_reth *h = (const void *)(x + d->off[DROCE_X_RETH]);
@@ -251,12 +298,11 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->imm = droce_immdt_imm((const void *)(x + d->off[DROCE_X_IMMDT]));
 	if (d->xhdrs & DROCE_XH(IETH))
 		pkt->ieth_rkey = droce_ieth_rkey((const void *)(x + d->off[DROCE_X_IETH]));
-	if (d->xhdrs & DROCE_XH(CNPPAD))
-		memcpy(pkt->cnp_resv, x + d->off[DROCE_X_CNPPAD], DROCE_CNPPAD_BYTES);
 }
 
-enum droce_wire_drop
-droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+static inline __attribute__((always_inline)) enum droce_wire_drop
+parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len, bool all,
+      bool why)
 {
 	const uint8_t *f = frame;
 	const struct droce_opcode_desc *d;
@@ -267,57 +313,79 @@ droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint3
 
 	if (caplen > wire_len)
 		caplen = wire_len;
-	r = parse_l2_l4(f, caplen, wire_len, &l3_off, &udp_off, &ip_end, &ipv6);
+	r = parse_l2_l4(f, caplen, wire_len, &l3_off, &udp_off, &ip_end, &ipv6, why);
 	if (r != DROCE_WIRE_OK)
 		return r;
 
 	bth_off = udp_off + DROCE_UDP_BYTES;
 	rest = ip_end - bth_off;		/* BTH to ICRC inclusive */
 	if (rest < DROCE_BTH_BYTES + DROCE_ICRC_BYTES || caplen < bth_off + DROCE_BTH_BYTES)
-		return DROCE_WIRE_DROP_TRUNC_BTH;
+		DROP(TRUNC_BTH);
 	d = droce_opcode(f[bth_off]);
 	if (!(d->flags & DROCE_OPF_VALID))
-		return DROCE_WIRE_DROP_BAD_OPCODE;
+		DROP(BAD_OPCODE);
 	if (droce_bth_tver((const void *)(f + bth_off)) != 0)
-		return DROCE_WIRE_DROP_BAD_TVER;
+		DROP(BAD_TVER);
 	if (rest < d->hdr_len + (uint32_t)DROCE_ICRC_BYTES || caplen < bth_off + d->hdr_len)
-		return DROCE_WIRE_DROP_TRUNC_XHDR;
+		DROP(TRUNC_XHDR);
 
 	body = rest - d->hdr_len - DROCE_ICRC_BYTES;	/* payload and pad */
 	padcnt = droce_bth_padcnt((const void *)(f + bth_off));
 	if (padcnt > body || (body & 3) != 0)
-		return DROCE_WIRE_DROP_BAD_PAD;
+		DROP(BAD_PAD);
 	if (!(d->flags & DROCE_OPF_PAYLOAD) && body != 0)
-		return DROCE_WIRE_DROP_BAD_PAYLOAD_LEN;
+		DROP(BAD_PAYLOAD_LEN);
 	/* ATOMIC_WRITE carries exactly one 8-byte value (IBA 1.5, 9.4.7) */
 	if ((d->flags & DROCE_OPF_ATOMIC_WR) && (body != 8 || padcnt != 0))
-		return DROCE_WIRE_DROP_BAD_PAYLOAD_LEN;
+		DROP(BAD_PAYLOAD_LEN);
 
 	/*
 	 * Every member is written below, those of an extension header only
 	 * when the opcode has it (droce_wire.h): no memset of the whole
-	 * description (profiled: a tenth of parsing a 64-byte WRITE).
+	 * description (profiled: a tenth of parsing a 64-byte WRITE). These
+	 * before the ICRC's call: fewer values are kept across it.
 	 */
-	pkt->flags = 0;
-	pkt->icrc = 0;
-	if (caplen >= ip_end) {
-		pkt->icrc = droce_icrc_load(f + ip_end - DROCE_ICRC_BYTES);
-		if (droce_icrc_calc(f + l3_off, ip_end - DROCE_ICRC_BYTES - l3_off) != pkt->icrc)
-			return DROCE_WIRE_DROP_BAD_ICRC;
-	} else {
-		pkt->flags |= DROCE_PKT_F_TRUNCATED;
-	}
-
-	if (l3_off != DROCE_ETH_BYTES)
-		pkt->flags |= DROCE_PKT_F_VLAN;
-	if (ipv6)
-		pkt->flags |= DROCE_PKT_F_IPV6;
+	pkt->flags = (l3_off != DROCE_ETH_BYTES ? DROCE_PKT_F_VLAN : 0) |
+		     (ipv6 ? DROCE_PKT_F_IPV6 : 0);
 	pkt->tmpl = NULL;
 	pkt->l3_off = (uint16_t)l3_off;
 	pkt->bth_off = (uint16_t)bth_off;
 	pkt->payload_off = (uint16_t)(bth_off + d->hdr_len);
 	pkt->payload_len = body - padcnt;
 	pkt->frame_len = ip_end;
-	decode(pkt, f, d);
+	if (caplen >= ip_end) {
+		uint32_t icrc = droce_icrc_load(f + ip_end - DROCE_ICRC_BYTES);
+
+		if (droce_icrc_calc(f + l3_off, ip_end - DROCE_ICRC_BYTES - l3_off) != icrc)
+			return DROCE_WIRE_DROP_BAD_ICRC;
+		pkt->icrc = icrc;
+	} else {
+		pkt->icrc = 0;
+		pkt->flags |= DROCE_PKT_F_TRUNCATED;
+	}
+	decode(pkt, f, d, all);
 	return DROCE_WIRE_OK;
+}
+
+/* A frame that failed a check: which one (the first, as always) */
+static __attribute__((noinline, cold)) enum droce_wire_drop
+parse_why(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+{
+	return parse(pkt, frame, caplen, wire_len, true, true);
+}
+
+enum droce_wire_drop
+droce_pkt_parse(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+{
+	enum droce_wire_drop r = parse(pkt, frame, caplen, wire_len, true, false);
+
+	return droce_likely(r != PARSE_FAILED) ? r : parse_why(pkt, frame, caplen, wire_len);
+}
+
+enum droce_wire_drop
+droce_pkt_parse_rx(struct droce_pkt *pkt, const void *frame, uint32_t caplen, uint32_t wire_len)
+{
+	enum droce_wire_drop r = parse(pkt, frame, caplen, wire_len, false, false);
+
+	return droce_likely(r != PARSE_FAILED) ? r : parse_why(pkt, frame, caplen, wire_len);
 }

@@ -14,6 +14,8 @@
  * bytes, and, unless truncated, the ICRC recomputed over the rebuilt headers
  * and the input's payload must equal the received one (which the parser has
  * already checked). A difference aborts, which libFuzzer reports as a crash.
+ * droce_pkt_parse_rx() must give the same verdict, and with
+ * droce_pkt_decode_rest() the same description, on every input.
  * Single-threaded, as libFuzzer runs it.
  */
 
@@ -48,10 +50,17 @@ check_one(const uint8_t *f, uint32_t caplen, uint32_t wire_len)
 	uint32_t i, end;
 	int hlen;
 
+	memset(&pkt, 0, sizeof(pkt));
 	r = droce_pkt_parse(&pkt, f, caplen, wire_len);
 	FUZZ_CHECK(r >= DROCE_WIRE_OK && r < DROCE_WIRE_DROP_COUNT, "reason %d", r);
+	/* the receive path's parse: the same verdict, the same fields once completed */
+	memset(&re, 0, sizeof(re));
+	FUZZ_CHECK(droce_pkt_parse_rx(&re, f, caplen, wire_len) == r, "parse_rx disagrees (%s)",
+		   droce_wire_drop_name(r));
 	if (r != DROCE_WIRE_OK)
 		return;
+	droce_pkt_decode_rest(&re, f);
+	FUZZ_CHECK(memcmp(&re, &pkt, sizeof(pkt)) == 0, "parse_rx + decode_rest != parse");
 
 	/* what the parser promises about an accepted frame */
 	FUZZ_CHECK(pkt.frame_len <= wire_len, "frame_len %u > wire_len %u", pkt.frame_len, wire_len);

@@ -1319,6 +1319,61 @@ START_TEST(test_tx_refused_frames_are_freed_and_counted)
 }
 END_TEST
 
+/*
+ * droce_port_free_rx(): a plain mbuf of the port's pool is the next
+ * droce_port_alloc()'s, reset as the pool hands mbufs out; a shared one
+ * loses a reference, another pool's goes back to it.
+ */
+START_TEST(test_free_rx_reuses_plain_mbufs_of_the_port_only)
+{
+	struct droce_port_conf c;
+	struct droce_port *p;
+	struct rte_mempool *other;
+	struct rte_mbuf *a, *b, *o, *x[3], *m;
+	unsigned int other_free;
+
+	base_conf(&c);
+	p = open_port(&c);
+	other = rte_pktmbuf_pool_create("t_free_rx", 63, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+					SOCKET_ID_ANY);
+	ck_assert_ptr_nonnull(other);
+	a = droce_port_alloc(p);
+	b = droce_port_alloc(p);
+	o = rte_pktmbuf_alloc(other);
+	ck_assert(a != NULL && b != NULL && o != NULL);
+	other_free = rte_mempool_avail_count(other);
+	ck_assert_ptr_nonnull(rte_pktmbuf_append(a, 100));
+	rte_pktmbuf_adj(a, 10);
+	a->l2_len = 14;
+	a->l3_len = 20;
+	a->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+	a->packet_type = RTE_PTYPE_L3_IPV4;
+	rte_mbuf_refcnt_update(b, 1);	/* shared: not ours to reuse */
+	x[0] = a;
+	x[1] = b;
+	x[2] = o;
+	droce_port_free_rx(p, x, 3);
+	ck_assert_uint_eq(rte_mbuf_refcnt_read(b), 1);
+	ck_assert_uint_eq(rte_mempool_avail_count(other), other_free + 1);
+	m = droce_port_alloc(p);
+	ck_assert_ptr_eq(m, a);
+	ck_assert_uint_eq(m->data_len, 0);
+	ck_assert_uint_eq(m->pkt_len, 0);
+	ck_assert_uint_eq(m->data_off, RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, m->buf_len));
+	ck_assert_uint_eq(m->nb_segs, 1);
+	ck_assert_ptr_null(m->next);
+	ck_assert_uint_eq(m->l2_len, 0);
+	ck_assert_uint_eq(m->l3_len, 0);
+	ck_assert_uint_eq(m->ol_flags, 0);
+	ck_assert_uint_eq(m->packet_type, 0);
+	ck_assert_uint_eq(rte_mbuf_refcnt_read(m), 1);
+	rte_pktmbuf_free(m);
+	rte_pktmbuf_free(b);
+	rte_mempool_free(other);
+	close_port(p);
+}
+END_TEST
+
 /* ---- hotplug and the fault wrapper ---- */
 
 START_TEST(test_devargs_hotplug_and_remove)
@@ -1419,6 +1474,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_mld_query_is_answered);
 	tcase_add_test(tc, test_queue_keeps_shortest_roce_frames);
 	tcase_add_test(tc, test_tx_refused_frames_are_freed_and_counted);
+	tcase_add_test(tc, test_free_rx_reuses_plain_mbufs_of_the_port_only);
 	tcase_add_test(tc, test_devargs_hotplug_and_remove);
 	tcase_add_test(tc, test_fault_wrapper_from_conf);
 	suite_add_tcase(s, tc);

@@ -12,6 +12,7 @@
 
 #include "droce_wire_gid.h"
 #include "test_transport.h"
+#include "transport_priv.h"	/* tqp_av_key_eq() */
 
 #define BUF_BYTES TEST_PAIR_BYTES
 #define ALL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -474,6 +475,22 @@ START_TEST(test_tx_path_change_reaches_the_next_packet)
 }
 END_TEST
 
+/* tqp_proto_ok()'s AV compare sees a change in every byte of the key, and none past it */
+START_TEST(test_av_key_compare_sees_every_byte)
+{
+	struct droce_av a, b;
+	unsigned int i;
+
+	memset(&a, 0x5a, sizeof(a));
+	for (i = 0; i < sizeof(a); i++) {
+		b = a;
+		ck_assert(tqp_av_key_eq(&a, &b));
+		((uint8_t *)&b)[i] ^= 0x10;
+		ck_assert_msg(tqp_av_key_eq(&a, &b) == (i >= DROCE_AV_KEY_LEN), "byte %u", i);
+	}
+}
+END_TEST
+
 TCase *
 tcase_transport_ops(void)
 {
@@ -493,5 +510,6 @@ tcase_transport_ops(void)
 	tcase_add_test(tc, test_local_inv_completes_without_any_traffic);
 	tcase_add_test(tc, test_ud_over_ipv6_puts_the_ipv6_header_in_the_grh_area);
 	tcase_add_test(tc, test_tx_path_change_reaches_the_next_packet);
+	tcase_add_test(tc, test_av_key_compare_sees_every_byte);
 	return tc;
 }

@@ -433,8 +433,8 @@ tw_parse_guarded(struct droce_pkt *pkt, const uint8_t *frame, uint32_t caplen,
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	size_t even = ((size_t)caplen + 1) & ~(size_t)1;	/* keep the frame 2-aligned */
 	size_t span = (even + pg - 1) / pg * pg;
-	struct droce_pkt p_heap;
-	enum droce_wire_drop r, r_heap;
+	struct droce_pkt p_heap, p_rx;
+	enum droce_wire_drop r, r_heap, r_rx;
 	uint8_t *map, *dst, *heap;
 
 	if (span == 0)
@@ -458,12 +458,20 @@ tw_parse_guarded(struct droce_pkt *pkt, const uint8_t *frame, uint32_t caplen,
 	memcpy(heap, frame, caplen);
 	memset(&p_heap, 0xa5, sizeof(p_heap));
 	r_heap = droce_pkt_parse(&p_heap, heap, caplen, wire_len);
+	/* the receive path's parse: the same verdict, and the same fields once completed */
+	memset(&p_rx, 0xa5, sizeof(p_rx));
+	r_rx = droce_pkt_parse_rx(&p_rx, heap, caplen, wire_len);
+	if (r_rx == DROCE_WIRE_OK)
+		droce_pkt_decode_rest(&p_rx, heap);
 	if (heap != empty)
 		free(heap);
 
 	ck_assert_int_eq(r, r_heap);
-	if (r == DROCE_WIRE_OK)
+	ck_assert_int_eq(r, r_rx);
+	if (r == DROCE_WIRE_OK) {
 		ck_assert_mem_eq(pkt, &p_heap, sizeof(p_heap));
+		ck_assert_mem_eq(pkt, &p_rx, sizeof(p_rx));
+	}
 	return r;
 }
 

@@ -267,7 +267,11 @@ START_TEST(test_wire_structs_have_on_wire_sizes_and_2_byte_alignment)
 }
 END_TEST
 
-/* droce_ipv4_hdr_sum() is DPDK's rte_raw_cksum() over 20 bytes, bit for bit (20 000 headers) */
+/*
+ * droce_ipv4_hdr_sum() is DPDK's rte_raw_cksum() over 20 bytes, bit for bit,
+ * and droce_ipv4_hdr_ok() says whether it is 0xffff (20 000 headers, every
+ * third given a correct checksum)
+ */
 START_TEST(test_ipv4_hdr_sum_equals_rte_raw_cksum)
 {
 	uint8_t h[DROCE_IPV4_BYTES + 1];
@@ -283,8 +287,19 @@ START_TEST(test_ipv4_hdr_sum_equals_rte_raw_cksum)
 			memset(h, 0xff, n % 21);
 		if (n == 1)
 			memset(h, 0, sizeof(h));
+		if (n % 3 == 0 && n != 0) {	/* a correct checksum, as a sender stores it */
+			uint16_t csum;
+
+			memset(h + n % 2 + 10, 0, 2);
+			csum = (uint16_t)~rte_raw_cksum(h + n % 2, 20);
+			memcpy(h + n % 2 + 10, &csum, 2);
+		}
 		/* unaligned too: the parser reads the header where the frame put it */
 		ck_assert_uint_eq(droce_ipv4_hdr_sum(h + n % 2), rte_raw_cksum(h + n % 2, 20));
+		ck_assert_uint_eq(droce_ipv4_hdr_ok(h + n % 2),
+				  rte_raw_cksum(h + n % 2, 20) == 0xffff);
+		if (n % 3 == 0 && n != 0)
+			ck_assert(droce_ipv4_hdr_ok(h + n % 2));
 	}
 }
 END_TEST
