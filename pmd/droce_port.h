@@ -431,6 +431,10 @@ uint16_t droce_port_queue_tx_try(struct droce_port *port, uint16_t q, struct rte
  */
 void droce_port_queue_kick(struct droce_port *port, uint16_t q);
 
+/** droce_port_free_rx() for queue @p q's lcore (into that queue's stash). */
+void droce_port_queue_free_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
+			      unsigned int n);
+
 /** droce_port_alloc() for queue @p q's lcore. */
 struct rte_mbuf *droce_port_queue_alloc(struct droce_port *port, uint16_t q);
 

@@ -72,9 +72,11 @@ struct mcast_group {
 	uint32_t refs;
 };
 
+#define PORT_STASH	32	/* mbufs a queue keeps for its next frames */
+
 /* The state of a queue pair other than 0, its worker's alone (droce_port_queue_*). */
 struct port_queue {
-	struct rte_mbuf *stash[32];	/* for droce_port_queue_alloc() */
+	struct rte_mbuf *stash[PORT_STASH];	/* for droce_port_queue_alloc() */
 	unsigned int n_stash;
 	unsigned int kicks;		/* droce_port_queue_kick()s left since the last burst */
 	uint64_t next_kick;		/* TSC: not before */
@@ -91,7 +93,7 @@ struct droce_port {
 	bool started;
 	struct rte_mempool *mp;
 	/* mbufs for droce_port_alloc(), taken from the pool a burst at a time */
-	struct rte_mbuf *stash[32];
+	struct rte_mbuf *stash[PORT_STASH];
 	unsigned int n_stash;
 	struct droce_port_info info;	/* MAC, MTU, addresses (incl. link-local) */
 	struct rte_ether_addr mac;

@@ -184,8 +184,10 @@ droce_port_alloc(struct droce_port *port)
 	return port->stash[--port->n_stash];
 }
 
-void
-droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigned int n)
+/* droce_port_free_rx() into @p stash (@p n_stash of PORT_STASH in it). */
+static void
+free_rx_to(struct droce_port *port, struct rte_mbuf **stash, unsigned int *n_stash,
+	   struct rte_mbuf **pkts, unsigned int n)
 {
 	unsigned int i, k = 0;
 
@@ -193,16 +195,34 @@ droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigned int
 		struct rte_mbuf *m = pkts[i];
 
 		/* what rte_pktmbuf_free() would give straight back to the pool */
-		if (port->n_stash < DROCE_DIM(port->stash) && m->pool == port->mp &&
+		if (*n_stash < PORT_STASH && m->pool == port->mp &&
 		    rte_mbuf_refcnt_read(m) == 1 && m->next == NULL && RTE_MBUF_DIRECT(m)) {
 			rte_pktmbuf_reset(m);	/* as rte_pktmbuf_alloc() returns it */
-			port->stash[port->n_stash++] = m;
+			stash[(*n_stash)++] = m;
 		} else {
 			pkts[k++] = m;
 		}
 	}
 	if (k > 0)
 		rte_pktmbuf_free_bulk(pkts, k);
+}
+
+void
+droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigned int n)
+{
+	free_rx_to(port, port->stash, &port->n_stash, pkts, n);
+}
+
+void
+droce_port_queue_free_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
+			 unsigned int n)
+{
+	struct port_queue *pq = &port->q[q];
+
+	if (q == 0)
+		free_rx_to(port, port->stash, &port->n_stash, pkts, n);
+	else
+		free_rx_to(port, pq->stash, &pq->n_stash, pkts, n);
 }
 
 /*

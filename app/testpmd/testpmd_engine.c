@@ -725,9 +725,9 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		for (i = 0; i < n; i++)
 			if (pkts[i] != NULL)
 				pkts[k++] = pkts[i];
-		droce_port_free_rx(w->port, pkts, k);
+		droce_port_queue_free_rx(w->port, w->q, pkts, k);
 	} else if (n > 0) {
-		droce_port_free_rx(w->port, pkts, n);	/* the next frames we send */
+		droce_port_queue_free_rx(w->port, w->q, pkts, n);	/* the next frames we send */
 	}
 	if (n > 0) {
 		cnt_add(w, TP_CNT_RX_OK, ok);
