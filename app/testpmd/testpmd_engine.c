@@ -481,7 +481,7 @@ qps_create(struct tp_engine *e)
 			.mtu = o->path_mtu ? o->path_mtu : droce_path_mtu_bytes(e->info.mtu),
 			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				  IBV_ACCESS_REMOTE_ATOMIC,
-			.timeout = 14,		/* 67 ms */
+			.timeout = (uint8_t)o->timeout,
 			.retry_cnt = 7,
 			.rnr_retry = 7,
 			.min_rnr_timer = 1,
@@ -792,6 +792,13 @@ serve_active(struct tp_worker *w, uint64_t now)
 	for (i = 0; i < n; i++) {
 		struct tp_qp *qp = &e->qps[w->active[i]];
 
+		/*
+		 * Filled during the walk: the rest wait for the next pass. A walk
+		 * over thousands of QPs would otherwise overflow the backlog and
+		 * lose frames, each then costing a retransmit timeout.
+		 */
+		if (w->n_tx + POLL_BUDGET > TX_BACKLOG)
+			break;
 		while (may_post(w, qp, now, posted)) {
 			uint64_t before = qp->seq;
 
@@ -806,7 +813,7 @@ serve_active(struct tp_worker *w, uint64_t now)
 		else
 			qp->active = false;
 	}
-	/* keep what was appended during the walk */
+	/* keep those not reached and what was appended during the walk */
 	for (; i < w->n_active; i++)
 		w->active[keep++] = w->active[i];
 	w->n_active = keep;
