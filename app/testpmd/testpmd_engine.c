@@ -468,9 +468,10 @@ qps_create(struct tp_engine *e)
 	e->sq_size = droce_pow2_at_least(o->depth);
 	e->qps = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)o->qps * sizeof(*e->qps));
 	e->sq_mem = calloc((size_t)o->qps * e->sq_size, sizeof(*e->sq_mem));
+	if (e->qps != NULL)	/* zeroed first: droce_tqp_fini() may see any of them */
+		memset(e->qps, 0, (size_t)o->qps * sizeof(*e->qps));
 	if (e->qps == NULL || e->sq_mem == NULL)
 		return -ENOMEM;
-	memset(e->qps, 0, (size_t)o->qps * sizeof(*e->qps));
 	for (i = 0; i < o->qps; i++) {
 		struct tp_qp *qp = &e->qps[i];
 		struct droce_tqp_attr a = {
@@ -623,6 +624,8 @@ tp_engine_destroy(struct tp_engine *e)
 		rte_free(w);
 	}
 	rte_free(e->mem);
+	for (i = 0; e->qps != NULL && i < e->o.qps; i++)
+		droce_tqp_fini(&e->qps[i].tqp);
 	free(e->qps);
 	free(e->sq_mem);
 	free(e);
@@ -1062,7 +1065,9 @@ tp_engine_snapshot(struct tp_engine *e, struct tp_snapshot *s)
 uint64_t
 tp_engine_qp_bytes(const struct tp_engine *e)
 {
+	/* with the responder's READ/atomic ring, allocated apart */
 	return sizeof(struct tp_qp) + (uint64_t)e->sq_size * sizeof(struct droce_tqp_swqe) +
+	       (uint64_t)e->qps[0].tqp.resp.res_slots * sizeof(struct droce_tqp_res) +
 	       sizeof(uint32_t);
 }
 

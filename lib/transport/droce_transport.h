@@ -255,6 +255,7 @@ enum droce_res_kind {
 struct droce_tqp_res {
 	uint8_t kind;			/**< enum droce_res_kind */
 	bool pending;			/**< READ: responses still to send */
+	bool served;			/**< every response sent once: the slot may be reused */
 	uint32_t psn;			/**< first PSN of the request */
 	uint32_t npsn;			/**< PSNs it occupies */
 	uint64_t va;
@@ -345,7 +346,14 @@ struct droce_tqp {
 		uint64_t wr_va;		/**< WRITE: next remote address */
 		uint32_t wr_rkey;
 		uint32_t wr_left;	/**< WRITE: bytes the RETH still allows */
-		struct droce_tqp_res res[DROCE_MAX_RD_ATOMIC];
+		/**
+		 * READs and atomics kept for replay: a ring of res_slots, the
+		 * negotiated max_dest_rd_atomic (droce_tqp_set_dest_rd_atomic()),
+		 * allocated apart: at the device maximum, inline, it was most of
+		 * a QP's bytes, and a WRITE never reads it.
+		 */
+		struct droce_tqp_res *res;
+		uint32_t res_slots;
 		uint32_t res_head;	/**< next slot to use (ring) */
 		uint32_t res_pending;	/**< resources with responses owed: poll skips the ring at 0 */
 	} resp;
@@ -374,11 +382,27 @@ _Static_assert(DROCE_AV_KEY_LEN == 6 + 6 + 16 + 16 + 4 + 1 + 1 + 1 + 1 + 2,
 
 /**
  * Set up a transport QP in RESET. @p sq_mem holds @p sq_size slots (a power
- * of two). @return 0, or -EINVAL.
+ * of two). The responder's READ/atomic ring is sized to
+ * attr->max_dest_rd_atomic. @return 0, -EINVAL, or -ENOMEM.
+ * droce_tqp_fini() releases what it allocated.
  */
 int droce_tqp_init(struct droce_tqp *qp, const struct droce_tqp_attr *attr,
 		   struct droce_tqp_swqe *sq_mem, uint32_t sq_size,
 		   const struct droce_tr_ops *ops, void *ops_ctx);
+
+/** Free what droce_tqp_init() allocated (a zeroed QP too: nothing to free). */
+void droce_tqp_fini(struct droce_tqp *qp);
+
+/**
+ * Set max_dest_rd_atomic: the READ/atomic requests the responder keeps
+ * (0 .. DROCE_MAX_RD_ATOMIC, more is taken as the maximum), its ring resized
+ * keeping the newest. A new one while all are still being answered for
+ * the first time is an Invalid Request NAK (the requester exceeded the
+ * limit); with 0, every READ and atomic is. Only this call changes the
+ * ring's size: writing attr.max_dest_rd_atomic does not.
+ * @return 0, or -ENOMEM (the QP unchanged).
+ */
+int droce_tqp_set_dest_rd_atomic(struct droce_tqp *qp, uint32_t n);
 
 /**
  * Apply a state change decided (and validated) by the verbs layer.

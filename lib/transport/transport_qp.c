@@ -13,6 +13,7 @@
  */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transport_priv.h"
@@ -46,15 +47,59 @@ droce_tqp_init(struct droce_tqp *qp, const struct droce_tqp_attr *attr,
 	qp->ops = ops;
 	qp->ops_ctx = ops_ctx;
 	qp->state = DROCE_TQP_RESET;
+	return droce_tqp_set_dest_rd_atomic(qp, attr->max_dest_rd_atomic);
+}
+
+void
+droce_tqp_fini(struct droce_tqp *qp)
+{
+	free(qp->resp.res);
+	qp->resp.res = NULL;
+	qp->resp.res_slots = 0;
+}
+
+int
+droce_tqp_set_dest_rd_atomic(struct droce_tqp *qp, uint32_t n)
+{
+	struct droce_tqp_res *old = qp->resp.res, *res = NULL;
+	uint32_t i, keep, old_n = qp->resp.res_slots;
+
+	n = DROCE_MIN(n, (uint32_t)DROCE_MAX_RD_ATOMIC);
+	if (n != old_n && n > 0) {
+		res = calloc(n, sizeof(*res));
+		if (res == NULL)
+			return -ENOMEM;
+	}
+	qp->attr.max_dest_rd_atomic = (uint8_t)n;
+	if (n == old_n)
+		return 0;
+	/* the newest keep, oldest first, from slot 0: res_head is then keep */
+	keep = DROCE_MIN(n, DROCE_MIN(old_n, qp->resp.res_head));
+	qp->resp.res_pending = 0;
+	for (i = 0; i < keep; i++) {
+		res[i] = old[(qp->resp.res_head - keep + i) % old_n];
+		qp->resp.res_pending += res[i].pending;
+	}
+	qp->resp.res_head = keep;
+	qp->resp.res = res;
+	qp->resp.res_slots = n;
+	free(old);
 	return 0;
 }
 
 static void
 tqp_reset(struct droce_tqp *qp)
 {
+	struct droce_tqp_res *res = qp->resp.res;
+	uint32_t slots = qp->resp.res_slots;
+
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.res = res;	/* the ring stays, emptied */
+	qp->resp.res_slots = slots;
+	if (slots > 0)
+		memset(res, 0, slots * sizeof(*res));
 	qp->sq_post = 0;
 }
 
