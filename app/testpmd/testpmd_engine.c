@@ -48,7 +48,7 @@
 #define BURST		32
 #define TX_BACKLOG	1024		/* frames held while the port's queue is full */
 #define POLL_BUDGET	16		/* packets per QP per pass: fairness */
-#define TIMER_NS	(1000 * 1000)	/* timer scan period */
+#define TIMER_NS	(1000 * 1000)	/* timer scan period, at least */
 
 struct tp_qp {
 	struct droce_tqp tqp;
@@ -108,6 +108,13 @@ struct tp_engine {
 	struct tp_qp *qps;		/* QP i: worker i mod N's alone */
 	struct droce_tqp_swqe *sq_mem;
 	uint32_t sq_size;
+	/*
+	 * Timer scan period: a 64th of the retransmit timeout, at least
+	 * TIMER_NS. A scan reads every QP, a cost that grows with the QPs
+	 * and with time, not with messages (under valgrind, 100 times slower,
+	 * it would swamp a per-message count unless --timeout is long).
+	 */
+	uint64_t timer_ns;
 	bool generator;
 	struct droce_av av;		/* to the peer */
 	unsigned int n_workers;
@@ -466,6 +473,7 @@ qps_create(struct tp_engine *e)
 	uint32_t i;
 
 	e->sq_size = droce_pow2_at_least(o->depth);
+	e->timer_ns = DROCE_MAX((uint64_t)TIMER_NS, droce_tqp_timeout_ns((uint8_t)o->timeout) / 64);
 	e->qps = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)o->qps * sizeof(*e->qps));
 	e->sq_mem = calloc((size_t)o->qps * e->sq_size, sizeof(*e->sq_mem));
 	if (e->qps != NULL)	/* zeroed first: droce_tqp_fini() may see any of them */
@@ -833,7 +841,8 @@ timers(struct tp_worker *w, uint64_t now)
 	for (i = w->id; i < e->o.qps; i += e->n_workers) {
 		struct tp_qp *qp = &e->qps[i];
 
-		if (qp->tqp.comp.timer == 0 && qp->tqp.comp.rnr_until == 0)
+		/* one line read per QP unless a deadline passed: thousands are scanned */
+		if (droce_tqp_next_deadline(&qp->tqp) > now)
 			continue;
 		droce_tqp_timer(&qp->tqp, now);
 		if (droce_tqp_has_work(&qp->tqp))
@@ -880,7 +889,7 @@ engine_run(void *arg)
 			work += serve_active(w, now);
 			if (now >= w->next_timer) {
 				timers(w, now);
-				w->next_timer = now + TIMER_NS;
+				w->next_timer = now + e->timer_ns;
 			}
 		}
 		tx_flush(w);
