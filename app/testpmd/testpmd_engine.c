@@ -72,8 +72,14 @@ struct tp_worker {
 	uint32_t key;
 	struct droce_port *port;
 	struct rte_ring *handoff;	/* frames other workers received for our QPs */
-	uint32_t *active;		/* QP indices */
-	uint32_t n_active;
+	/*
+	 * QPs with something to do, a FIFO of QP indices (each QP at most once:
+	 * its active flag): a pass takes from the head, puts back at the tail
+	 * those that still have work, and may stop early at no cost.
+	 */
+	uint32_t *active;
+	uint32_t act_head, act_tail;	/* free-running */
+	uint32_t act_mask;		/* slots - 1, slots a power of two >= its QPs */
 	uint64_t count;			/* our share of --count */
 	uint64_t rate;			/* ... and of --rate */
 	struct droce_send_wqe tmpl;	/* what every posted message starts from */
@@ -171,7 +177,7 @@ activate(struct tp_worker *w, struct tp_qp *qp)
 {
 	if (!qp->active) {
 		qp->active = true;
-		w->active[w->n_active++] = (uint32_t)(qp - w->e->qps);
+		w->active[w->act_tail++ & w->act_mask] = (uint32_t)(qp - w->e->qps);
 	}
 }
 
@@ -543,7 +549,8 @@ worker_create(struct tp_engine *e, unsigned int id, struct droce_port *port)
 	w->port = port;
 	w->lcore = RTE_MAX_LCORE;
 	/* its QPs: indices id, id + N, ... */
-	w->active = calloc(e->o.qps / e->n_workers + 1, sizeof(*w->active));
+	w->act_mask = droce_pow2_at_least(e->o.qps / e->n_workers + 1) - 1;
+	w->active = calloc((size_t)w->act_mask + 1, sizeof(*w->active));
 	snprintf(name, sizeof(name), "tp_handoff_%u", id);
 	w->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
 	if (w->active == NULL || w->handoff == NULL)
@@ -794,14 +801,15 @@ serve_active(struct tp_worker *w, uint64_t now)
 	uint64_t posted = atomic_load_explicit(&w->cnt[TP_CNT_POSTED], memory_order_relaxed);
 	uint64_t posted0 = posted;
 	unsigned int work = 0;
-	uint32_t i, keep = 0, n = w->n_active;
+	uint32_t i, n = w->act_tail - w->act_head;
 
 	/* a full port queue: hold on until it drains */
 	if (w->n_tx >= TX_BACKLOG - BURST)
 		return 1;
 	/* completions during the walk may append: they are served next pass */
 	for (i = 0; i < n; i++) {
-		struct tp_qp *qp = &e->qps[w->active[i]];
+		uint32_t idx;
+		struct tp_qp *qp;
 
 		/*
 		 * Filled during the walk: the rest wait for the next pass. A walk
@@ -810,6 +818,8 @@ serve_active(struct tp_worker *w, uint64_t now)
 		 */
 		if (w->n_tx + POLL_BUDGET > TX_BACKLOG)
 			break;
+		idx = w->active[w->act_head++ & w->act_mask];
+		qp = &e->qps[idx];
 		while (may_post(w, qp, now, posted)) {
 			uint64_t before = qp->seq;
 
@@ -820,14 +830,10 @@ serve_active(struct tp_worker *w, uint64_t now)
 		}
 		work += droce_tqp_poll(&qp->tqp, now, POLL_BUDGET);
 		if (droce_tqp_has_work(&qp->tqp) || wants_post(w, qp, posted))
-			w->active[keep++] = w->active[i];
+			w->active[w->act_tail++ & w->act_mask] = idx;
 		else
 			qp->active = false;
 	}
-	/* keep those not reached and what was appended during the walk */
-	for (; i < w->n_active; i++)
-		w->active[keep++] = w->active[i];
-	w->n_active = keep;
 	cnt_add(w, TP_CNT_POSTED, posted - posted0);
 	return work + (unsigned int)(posted - posted0);
 }
