@@ -670,7 +670,7 @@ resp_poll(struct droce_tqp *qp, unsigned int budget)
 	    qp->state == DROCE_TQP_RESET)
 		return 0;
 	/* READ responses and atomic replies, oldest first: they keep PSN order */
-	n = qp->resp.res_slots;
+	n = qp->resp.res_pending > 0 ? qp->resp.res_slots : 0;	/* its line is cold */
 	for (i = 0; i < n && qp->resp.res_pending > 0; i++) {
 		struct droce_tqp_res *r = &qp->resp.res[(qp->resp.res_head + i) % n];
 
