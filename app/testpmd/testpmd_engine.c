@@ -1082,7 +1082,8 @@ tp_engine_qp_bytes(const struct tp_engine *e)
 {
 	/* with the responder's READ/atomic ring, allocated apart */
 	return sizeof(struct tp_qp) + (uint64_t)e->sq_size * sizeof(struct droce_tqp_swqe) +
-	       (uint64_t)e->qps[0].tqp.resp.res_slots * sizeof(struct droce_tqp_res) +
+	       (e->qps != NULL ? (uint64_t)e->qps[0].tqp.resp.res_slots : 0) *
+	       sizeof(struct droce_tqp_res) +
 	       sizeof(uint32_t);
 }
 
