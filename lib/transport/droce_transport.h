@@ -309,11 +309,14 @@ enum droce_tqp_state {
  * Transport state of one QP. Owned by one worker thread.
  *
  * Laid out for thousands of QPs, each met once per message: what a 64-byte
- * WRITE reads or writes, on either side, is together in 14 cache lines
- * (from attr to the responder's res_pending, but for one line of cold
- * counters); what only some operations use (the receive WQE of a SEND, the
- * READ ring's bookkeeping) is at the end, and the responder's READ/atomic
- * ring is a separate allocation.
+ * WRITE reads or writes, on either side, is in 13 cache lines: from attr to
+ * tx_proto, then (past two lines of cold counters) one line with the three
+ * per-packet counters and the responder's fields up to res_pending. What
+ * only some operations use (the receive WQE of a SEND, the READ ring's
+ * bookkeeping) is at the end, and the responder's READ/atomic ring is a
+ * separate allocation. A message meets its QP four times (send, arrival,
+ * ACK, ACK's arrival), each after thousands of other QPs: every line a step
+ * touches is a miss, so what counts is the lines per step.
  */
 struct droce_tqp {
 	struct droce_tqp_attr attr;
@@ -349,9 +352,6 @@ struct droce_tqp {
 		uint64_t read_ahead[DROCE_READ_AHEAD_PSNS / 64];
 	} comp;
 
-	/* the hot counters, last, share a line with tx_tmpl's start */
-	uint64_t cnt[DROCE_TQP_CNT_COUNT];
-
 	/** TX: the headers of the connected path (attr.av), patched per packet */
 	struct droce_hdr_tmpl tx_tmpl;
 	/**
@@ -366,6 +366,9 @@ struct droce_tqp {
 		uint16_t pkey;
 		bool valid;
 	} tx_proto;
+
+	uint64_t pad_to_hot_line;	/* puts cnt's hot tail in resp's first line */
+	uint64_t cnt[DROCE_TQP_CNT_COUNT];
 
 	struct {			/* responder */
 		uint32_t epsn;		/**< next expected PSN */
@@ -395,6 +398,12 @@ struct droce_tqp {
 		struct droce_recv_wqe rwqe;	/* last: SEND only */
 	} resp;
 };
+
+/* the per-packet counters and the responder's hot fields share one line */
+_Static_assert(offsetof(struct droce_tqp, cnt[DROCE_TQP_CNT_TX_PKTS]) / 64 ==
+		       offsetof(struct droce_tqp, resp.res_pending) / 64 &&
+	       DROCE_TQP_CNT_TX_PKTS == DROCE_TQP_CNT_COUNT - 3,
+	       "struct droce_tqp's hot line moved: see its layout comment");
 
 /* struct droce_av's bytes up to vlan_tci: every field, no padding (memcmp) */
 #define DROCE_AV_KEY_LEN	(offsetof(struct droce_av, vlan_tci) + sizeof(uint16_t))

@@ -49,9 +49,10 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	if (req->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		return EOPNOTSUPP;
 
-	qp = calloc(1, sizeof(*qp));
+	qp = aligned_alloc(_Alignof(struct dev_qp), sizeof(*qp));	/* tqp's lines */
 	if (qp == NULL)
 		return ENOMEM;
+	memset(qp, 0, sizeof(*qp));
 	/*
 	 * The least loaded engine, or the SRQ's: an SRQ has one consumer, the
 	 * engine that takes its doorbells, so every QP on it runs there.
