@@ -67,6 +67,7 @@ struct tp_opts {
 	uint64_t rlen;			/* --rlen: bytes at raddr to spread over */
 	uint32_t key;			/* --key: our memory's L_Key = R_Key */
 	uint32_t qkey;			/* --qkey (UD) */
+	uint32_t timeout;		/* --timeout: IBA exponent, 1..31 */
 	uint64_t mem;			/* --mem: bytes of our memory */
 	enum droce_idle_mode idle;	/* --idle */
 	const char *cmd;		/* --cmd 'a; b' */

@@ -51,7 +51,7 @@
 #define BURST		32
 #define TX_BACKLOG	1024		/* frames held while the port's queue is full */
 #define POLL_BUDGET	16		/* packets per QP per pass: fairness */
-#define TIMER_NS	(1000 * 1000)	/* timer scan period */
+#define TIMER_NS	(1000 * 1000)	/* timer scan period, at least */
 
 struct tp_qp {
 	struct droce_tqp tqp;
@@ -82,8 +82,14 @@ struct tp_worker {
 	struct droce_port *port;
 	uint16_t q;			/* its queue pair of the port (one port for all: its id) */
 	struct rte_ring *handoff;	/* frames other workers received for our QPs */
-	uint32_t *active;		/* QP indices */
-	uint32_t n_active;
+	/*
+	 * QPs with something to do, a FIFO of QP indices (each QP at most once:
+	 * its active flag): a pass takes from the head, puts back at the tail
+	 * those that still have work, and may stop early at no cost.
+	 */
+	uint32_t *active;
+	uint32_t act_head, act_tail;	/* free-running */
+	uint32_t act_mask;		/* slots - 1, slots a power of two >= its QPs */
 	uint64_t count;			/* our share of --count */
 	uint64_t rate;			/* ... and of --rate */
 	struct droce_send_wqe tmpl;	/* what every posted message starts from */
@@ -119,6 +125,13 @@ struct tp_engine {
 	struct tp_qp *qps;		/* QP i: worker i mod N's alone */
 	struct droce_tqp_swqe *sq_mem;
 	uint32_t sq_size;
+	/*
+	 * Timer scan period: a 64th of the retransmit timeout, at least
+	 * TIMER_NS. A scan reads every QP, a cost that grows with the QPs
+	 * and with time, not with messages (under valgrind, 100 times slower,
+	 * it would swamp a per-message count unless --timeout is long).
+	 */
+	uint64_t timer_ns;
 	bool generator;
 	struct droce_av av;		/* to the peer */
 	unsigned int n_workers;
@@ -175,7 +188,7 @@ activate(struct tp_worker *w, struct tp_qp *qp)
 {
 	if (!qp->active) {
 		qp->active = true;
-		w->active[w->n_active++] = (uint32_t)(qp - w->e->qps);
+		w->active[w->act_tail++ & w->act_mask] = (uint32_t)(qp - w->e->qps);
 	}
 }
 
@@ -494,11 +507,13 @@ qps_create(struct tp_engine *e)
 	uint32_t i;
 
 	e->sq_size = droce_pow2_at_least(o->depth);
+	e->timer_ns = DROCE_MAX((uint64_t)TIMER_NS, droce_tqp_timeout_ns((uint8_t)o->timeout) / 64);
 	e->qps = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)o->qps * sizeof(*e->qps));
 	e->sq_mem = calloc((size_t)o->qps * e->sq_size, sizeof(*e->sq_mem));
+	if (e->qps != NULL)	/* zeroed first: droce_tqp_fini() may see any of them */
+		memset(e->qps, 0, (size_t)o->qps * sizeof(*e->qps));
 	if (e->qps == NULL || e->sq_mem == NULL)
 		return -ENOMEM;
-	memset(e->qps, 0, (size_t)o->qps * sizeof(*e->qps));
 	for (i = 0; i < o->qps; i++) {
 		struct tp_qp *qp = &e->qps[i];
 		struct droce_tqp_attr a = {
@@ -509,7 +524,7 @@ qps_create(struct tp_engine *e)
 			.mtu = o->path_mtu ? o->path_mtu : droce_path_mtu_bytes(e->info.mtu),
 			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				  IBV_ACCESS_REMOTE_ATOMIC,
-			.timeout = 14,		/* 67 ms */
+			.timeout = (uint8_t)o->timeout,
 			.retry_cnt = 7,
 			.rnr_retry = 7,
 			.min_rnr_timer = 1,
@@ -564,7 +579,8 @@ worker_create(struct tp_engine *e, unsigned int id, struct droce_port *port)
 	w->q = (uint16_t)(id > 0 && port == e->w[0]->port ? id : 0);
 	w->lcore = RTE_MAX_LCORE;
 	/* its QPs: indices id, id + N, ... */
-	w->active = calloc(e->o.qps / e->n_workers + 1, sizeof(*w->active));
+	w->act_mask = droce_pow2_at_least(e->o.qps / e->n_workers + 1) - 1;
+	w->active = calloc((size_t)w->act_mask + 1, sizeof(*w->active));
 	snprintf(name, sizeof(name), "tp_handoff_%u", id);
 	w->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
 	if (w->active == NULL || w->handoff == NULL)
@@ -656,6 +672,8 @@ tp_engine_destroy(struct tp_engine *e)
 		rte_free(w);
 	}
 	rte_free(e->mem);
+	for (i = 0; e->qps != NULL && i < e->o.qps; i++)
+		droce_tqp_fini(&e->qps[i].tqp);
 	free(e->qps);
 	free(e->sq_mem);
 	free(e);
@@ -857,15 +875,25 @@ serve_active(struct tp_worker *w, uint64_t now)
 	uint64_t posted = atomic_load_explicit(&w->cnt[TP_CNT_POSTED], memory_order_relaxed);
 	uint64_t posted0 = posted;
 	unsigned int work = 0;
-	uint32_t i, keep = 0, n = w->n_active;
+	uint32_t i, n = w->act_tail - w->act_head;
 
 	/* a full port queue: hold on until it drains */
 	if (w->n_tx >= TX_BACKLOG - BURST)
 		return 1;
 	/* completions during the walk may append: they are served next pass */
 	for (i = 0; i < n; i++) {
-		struct tp_qp *qp = &e->qps[w->active[i]];
+		uint32_t idx;
+		struct tp_qp *qp;
 
+		/*
+		 * Filled during the walk: the rest wait for the next pass. A walk
+		 * over thousands of QPs would otherwise overflow the backlog and
+		 * lose frames, each then costing a retransmit timeout.
+		 */
+		if (w->n_tx + POLL_BUDGET > TX_BACKLOG)
+			break;
+		idx = w->active[w->act_head++ & w->act_mask];
+		qp = &e->qps[idx];
 		while (may_post(w, qp, now, posted)) {
 			uint64_t before = qp->seq;
 
@@ -876,14 +904,10 @@ serve_active(struct tp_worker *w, uint64_t now)
 		}
 		work += droce_tqp_poll(&qp->tqp, now, POLL_BUDGET);
 		if (droce_tqp_has_work(&qp->tqp) || wants_post(w, qp, posted))
-			w->active[keep++] = w->active[i];
+			w->active[w->act_tail++ & w->act_mask] = idx;
 		else
 			qp->active = false;
 	}
-	/* keep what was appended during the walk */
-	for (; i < w->n_active; i++)
-		w->active[keep++] = w->active[i];
-	w->n_active = keep;
 	cnt_add(w, TP_CNT_POSTED, posted - posted0);
 	return work + (unsigned int)(posted - posted0);
 }
@@ -897,7 +921,8 @@ timers(struct tp_worker *w, uint64_t now)
 	for (i = w->id; i < e->o.qps; i += e->n_workers) {
 		struct tp_qp *qp = &e->qps[i];
 
-		if (qp->tqp.comp.timer == 0 && qp->tqp.comp.rnr_until == 0)
+		/* one line read per QP unless a deadline passed: thousands are scanned */
+		if (droce_tqp_next_deadline(&qp->tqp) > now)
 			continue;
 		droce_tqp_timer(&qp->tqp, now);
 		if (droce_tqp_has_work(&qp->tqp))
@@ -944,7 +969,7 @@ engine_run(void *arg)
 			work += serve_active(w, now);
 			if (now >= w->next_timer) {
 				timers(w, now);
-				w->next_timer = now + TIMER_NS;
+				w->next_timer = now + e->timer_ns;
 			}
 		}
 		tx_flush(w);
@@ -1129,7 +1154,10 @@ tp_engine_snapshot(struct tp_engine *e, struct tp_snapshot *s)
 uint64_t
 tp_engine_qp_bytes(const struct tp_engine *e)
 {
+	/* with the responder's READ/atomic ring, allocated apart */
 	return sizeof(struct tp_qp) + (uint64_t)e->sq_size * sizeof(struct droce_tqp_swqe) +
+	       (e->qps != NULL ? (uint64_t)e->qps[0].tqp.resp.res_slots : 0) *
+	       sizeof(struct droce_tqp_res) +
 	       sizeof(uint32_t);
 }
 

@@ -31,6 +31,7 @@ static const struct option longopts[] = {
 	{ "remote-qpn", required_argument, NULL, 'R' },
 	{ "remote", required_argument, NULL, 'g' },
 	{ "psn", required_argument, NULL, 'x' },
+	{ "timeout", required_argument, NULL, 'T' },
 	{ "remote-psn", required_argument, NULL, 'X' },
 	{ "rkey", required_argument, NULL, 'k' },
 	{ "raddr", required_argument, NULL, 'A' },
@@ -70,6 +71,8 @@ usage(void)
 		"  --path-mtu N      256..4096 (default: from the link MTU)\n"
 		"  --qpn N           our first QPN (default 0x100)  --remote-qpn N (default 0x100)\n"
 		"  --psn N --remote-psn N   first PSNs (default 0)\n"
+		"  --timeout N       retransmit timeout, 4.096 us * 2^N, 1..31 (default 14: 67 ms;\n"
+		"                    more under valgrind, where a round of thousands of QPs is slower)\n"
 		"  --rkey K --raddr A --rlen N   the peer's memory (default 0x1000, 0, size)\n"
 		"  --key K           our memory's key (default 0x1000)   --mem N  its bytes\n"
 		"  --qkey K          UD Q_Key (default 0x11111111)\n"
@@ -111,6 +114,7 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 	o->rkey = 0x1000;
 	o->key = 0x1000;
 	o->qkey = 0x11111111;
+	o->timeout = 14;
 	o->workers = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -165,6 +169,7 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 			case 'P': o->path_mtu = (uint32_t)v; break;
 			case 'Q': o->qpn_base = (uint32_t)v; break;
 			case 'R': o->remote_qpn = (uint32_t)v; break;
+			case 'T': o->timeout = (uint32_t)v; break;
 			case 'x': o->psn = (uint32_t)v & DROCE_24BIT_MASK; break;
 			case 'X': o->remote_psn = (uint32_t)v & DROCE_24BIT_MASK; break;
 			case 'k': o->rkey = (uint32_t)v; break;
@@ -197,7 +202,7 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 		fprintf(stderr, "droce-testpmd: --ip and --remote are needed (except in raw mode)\n");
 		return -1;
 	}
-	if (o->qps == 0 || o->qps > (1u << 20) || o->depth == 0 || o->depth > 4096 ||
+	if (o->qps == 0 || o->qps > (1u << 20) || o->timeout == 0 || o->timeout > 31 || o->depth == 0 || o->depth > 4096 ||
 	    (o->path_mtu && (o->path_mtu < 256 || o->path_mtu > 4096 ||
 			     (o->path_mtu & (o->path_mtu - 1)))) ||
 	    o->size > o->mem || (o->mode == TP_UD && o->size > 4096)) {

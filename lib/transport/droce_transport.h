@@ -73,7 +73,12 @@ struct droce_av {
 	uint16_t vlan_tci;
 };
 
-/** A send work request, validated and copied out of the client's ring. */
+/**
+ * A send work request, validated and copied out of the client's ring. The
+ * fixed-size fields first, then the arrays (used by length: num_sge,
+ * IBV_SEND_INLINE, the QP type), so a one-SGE WQE is in its first two
+ * cache lines.
+ */
 struct droce_send_wqe {
 	uint64_t wr_id;
 	uint32_t opcode;		/**< enum ibv_wr_opcode */
@@ -81,25 +86,25 @@ struct droce_send_wqe {
 	rte_be32_t imm;			/**< WITH_IMM: immediate data */
 	uint32_t inv_rkey;		/**< SEND_WITH_INV, LOCAL_INV: key to invalidate */
 	uint32_t num_sge;
-	struct droce_sge sge[DROCE_MAX_SGE];
 	uint32_t length;		/**< payload bytes (sum of sge, or inline length) */
 	uint64_t remote_addr;		/**< RDMA and atomics */
 	uint32_t rkey;
+	uint32_t local_status;		/**< enum ibv_wc_status, with local_done */
 	uint64_t compare_add;		/**< atomics */
 	uint64_t swap;
-	struct {			/**< UD */
-		struct droce_av av;
-		uint32_t qpn;
-		uint32_t qkey;
-	} ud;
-	uint8_t inline_data[DROCE_MAX_INLINE];	/**< IBV_SEND_INLINE payload */
 	/**
 	 * Set when the owner already executed (BIND_MW) or refused (a bad work
 	 * request) this WQE: it completes in order with local_status and sends
 	 * nothing; a failure moves the QP to the error state (IBA 10.8.3.1).
 	 */
 	bool local_done;
-	uint32_t local_status;		/**< enum ibv_wc_status */
+	struct droce_sge sge[DROCE_MAX_SGE];
+	struct {			/**< UD */
+		struct droce_av av;
+		uint32_t qpn;
+		uint32_t qkey;
+	} ud;
+	uint8_t inline_data[DROCE_MAX_INLINE];	/**< IBV_SEND_INLINE payload */
 };
 
 /** A receive work request. */
@@ -196,10 +201,12 @@ struct droce_tr_ops {
 	void (*qp_error)(void *ctx, struct droce_tqp *qp, enum droce_tqp_fault why);
 };
 
-/** Per-QP counters (also the engine's telemetry). C(sym, description) */
+/**
+ * Per-QP counters (also the engine's telemetry). C(sym, description). The
+ * three every message bumps come last: struct droce_tqp puts the responder's
+ * hot fields right after them, in the same cache line.
+ */
 #define DROCE_TQP_COUNTERS(C) \
-	C(TX_PKTS,        "packets transmitted") \
-	C(RX_PKTS,        "packets accepted") \
 	C(RETRANSMITS,    "requester retransmissions (go-back-N restarts)") \
 	C(TIMEOUTS,       "retransmit timer expiries") \
 	C(NO_PATH_RETRIES, "timeouts resent free: the peer's MAC was still being resolved") \
@@ -215,8 +222,10 @@ struct droce_tr_ops {
 	C(DROP_QKEY,      "UD packets dropped: Q_Key mismatch") \
 	C(DROP_NO_RWQE,   "UD/UC packets dropped: no receive WQE") \
 	C(DROP_LEN,       "packets dropped: payload length invalid") \
-	C(ACKS_TX,        "ACKs sent") \
-	C(NAKS_TX,        "NAKs sent (invalid request, access, operational)")
+	C(NAKS_TX,        "NAKs sent (invalid request, access, operational)") \
+	C(TX_PKTS,        "packets transmitted") \
+	C(RX_PKTS,        "packets accepted") \
+	C(ACKS_TX,        "ACKs sent")
 
 enum droce_tqp_counter {
 #define C(sym, desc) DROCE_TQP_CNT_##sym,
@@ -234,15 +243,15 @@ enum droce_swqe_state {
 	DROCE_SWQE_DONE,		/**< finished (status set), not yet retired */
 };
 
-/** One slot of the private send queue. */
+/** One slot of the private send queue (its state ahead of wr's arrays). */
 struct droce_tqp_swqe {
-	struct droce_send_wqe wr;
 	uint32_t first_psn;		/**< PSN of the first packet, once sent */
 	uint32_t npsn;			/**< PSNs the message occupies */
 	uint32_t read_done;		/**< READ: response bytes placed */
 	uint8_t state;			/**< enum droce_swqe_state */
 	uint8_t status;			/**< enum ibv_wc_status once done */
 	bool rd_counted;		/**< its READ/atomic request counts in req.rd_atomic */
+	struct droce_send_wqe wr;
 };
 
 enum droce_res_kind {
@@ -255,6 +264,7 @@ enum droce_res_kind {
 struct droce_tqp_res {
 	uint8_t kind;			/**< enum droce_res_kind */
 	bool pending;			/**< READ: responses still to send */
+	bool served;			/**< every response sent once: the slot may be reused */
 	uint32_t psn;			/**< first PSN of the request */
 	uint32_t npsn;			/**< PSNs it occupies */
 	uint64_t va;
@@ -295,7 +305,19 @@ enum droce_tqp_state {
 	DROCE_TQP_ERR,
 };
 
-/** Transport state of one QP. Owned by one worker thread. */
+/**
+ * Transport state of one QP. Owned by one worker thread.
+ *
+ * Laid out for thousands of QPs, each met once per message: what a 64-byte
+ * WRITE reads or writes, on either side, is in 13 cache lines: from attr to
+ * tx_proto, then (past two lines of cold counters) one line with the three
+ * per-packet counters and the responder's fields up to res_pending. What
+ * only some operations use (the receive WQE of a SEND, the READ ring's
+ * bookkeeping) is at the end, and the responder's READ/atomic ring is a
+ * separate allocation. A message meets its QP four times (send, arrival,
+ * ACK, ACK's arrival), each after thousands of other QPs: every line a step
+ * touches is a miss, so what counts is the lines per step.
+ */
 struct droce_tqp {
 	struct droce_tqp_attr attr;
 	enum droce_tqp_state state;
@@ -322,35 +344,14 @@ struct droce_tqp {
 		uint32_t idx;		/**< oldest WQE not completed */
 		uint8_t retry_left;
 		uint8_t rnr_left;
-		uint64_t timer;		/**< retransmit deadline, 0 if stopped */
-		uint64_t rnr_until;	/**< RNR wait deadline, 0 if none */
 		bool read_gap;		/**< retried since the last in-sequence response */
 		bool no_path;		/**< a request found no route to the peer yet */
+		uint64_t timer;		/**< retransmit deadline, 0 if stopped */
+		uint64_t rnr_until;	/**< RNR wait deadline, 0 if none */
 		/** READ responses of the READ at idx that arrived ahead of psn, by PSN mod 256 */
 		uint64_t read_ahead[DROCE_READ_AHEAD_PSNS / 64];
 	} comp;
 
-	struct {			/* responder */
-		uint32_t epsn;		/**< next expected PSN */
-		uint32_t msn;		/**< messages completed */
-		bool nak_sent;		/**< one NAK per sequence gap (IBA C9-111) */
-		bool ack_pending;	/**< coalesced ACK (or sequence NAK) to send at poll */
-		bool ack_is_nak;	/**< ... it is the gap's NAK, for ack_psn = epsn */
-		uint32_t ack_psn;
-		uint8_t last_opf_mid;	/**< 0, or SEND/WRITE flag of an unfinished message */
-		bool have_rwqe;		/**< SEND in progress holds a receive WQE */
-		bool uc_drop;		/**< UC: rest of a broken message is discarded */
-		struct droce_recv_wqe rwqe;
-		uint32_t rcv_len;	/**< bytes received into rwqe / written by WRITE */
-		uint64_t wr_va;		/**< WRITE: next remote address */
-		uint32_t wr_rkey;
-		uint32_t wr_left;	/**< WRITE: bytes the RETH still allows */
-		struct droce_tqp_res res[DROCE_MAX_RD_ATOMIC];
-		uint32_t res_head;	/**< next slot to use (ring) */
-		uint32_t res_pending;	/**< resources with responses owed: poll skips the ring at 0 */
-	} resp;
-
-	uint64_t cnt[DROCE_TQP_CNT_COUNT];
 	/** TX: the headers of the connected path (attr.av), patched per packet */
 	struct droce_hdr_tmpl tx_tmpl;
 	/**
@@ -365,7 +366,44 @@ struct droce_tqp {
 		uint16_t pkey;
 		bool valid;
 	} tx_proto;
+
+	uint64_t pad_to_hot_line;	/* puts cnt's hot tail in resp's first line */
+	uint64_t cnt[DROCE_TQP_CNT_COUNT];
+
+	struct {			/* responder */
+		uint32_t epsn;		/**< next expected PSN */
+		uint32_t msn;		/**< messages completed */
+		bool nak_sent;		/**< one NAK per sequence gap (IBA C9-111) */
+		bool ack_pending;	/**< coalesced ACK (or sequence NAK) to send at poll */
+		bool ack_is_nak;	/**< ... it is the gap's NAK, for ack_psn = epsn */
+		uint8_t last_opf_mid;	/**< 0, or SEND/WRITE flag of an unfinished message */
+		uint32_t ack_psn;
+		uint32_t rcv_len;	/**< bytes received into rwqe / written by WRITE */
+		uint32_t wr_rkey;
+		uint64_t wr_va;		/**< WRITE: next remote address */
+		uint32_t wr_left;	/**< WRITE: bytes the RETH still allows */
+		uint32_t res_pending;	/**< resources with responses owed: poll skips the ring at 0 */
+		/* not read by a SEND or WRITE from here on */
+		bool have_rwqe;		/**< SEND in progress holds a receive WQE */
+		bool uc_drop;		/**< UC: rest of a broken message is discarded */
+		uint32_t res_head;	/**< next slot to use (ring) */
+		/**
+		 * READs and atomics kept for replay: a ring of res_slots, the
+		 * negotiated max_dest_rd_atomic (droce_tqp_set_dest_rd_atomic()),
+		 * allocated apart: at the device maximum, inline, it was most of
+		 * a QP's bytes, and a WRITE never reads it.
+		 */
+		struct droce_tqp_res *res;
+		uint32_t res_slots;
+		struct droce_recv_wqe rwqe;	/* last: SEND only */
+	} resp;
 };
+
+/* the per-packet counters and the responder's hot fields share one line */
+_Static_assert(offsetof(struct droce_tqp, cnt[DROCE_TQP_CNT_TX_PKTS]) / 64 ==
+		       offsetof(struct droce_tqp, resp.res_pending) / 64 &&
+	       DROCE_TQP_CNT_TX_PKTS == DROCE_TQP_CNT_COUNT - 3,
+	       "struct droce_tqp's hot line moved: see its layout comment");
 
 /* struct droce_av's bytes up to vlan_tci: every field, no padding (memcmp) */
 #define DROCE_AV_KEY_LEN	(offsetof(struct droce_av, vlan_tci) + sizeof(uint16_t))
@@ -374,11 +412,27 @@ _Static_assert(DROCE_AV_KEY_LEN == 6 + 6 + 16 + 16 + 4 + 1 + 1 + 1 + 1 + 2,
 
 /**
  * Set up a transport QP in RESET. @p sq_mem holds @p sq_size slots (a power
- * of two). @return 0, or -EINVAL.
+ * of two). The responder's READ/atomic ring is sized to
+ * attr->max_dest_rd_atomic. @return 0, -EINVAL, or -ENOMEM.
+ * droce_tqp_fini() releases what it allocated.
  */
 int droce_tqp_init(struct droce_tqp *qp, const struct droce_tqp_attr *attr,
 		   struct droce_tqp_swqe *sq_mem, uint32_t sq_size,
 		   const struct droce_tr_ops *ops, void *ops_ctx);
+
+/** Free what droce_tqp_init() allocated (a zeroed QP too: nothing to free). */
+void droce_tqp_fini(struct droce_tqp *qp);
+
+/**
+ * Set max_dest_rd_atomic: the READ/atomic requests the responder keeps
+ * (0 .. DROCE_MAX_RD_ATOMIC, more is taken as the maximum), its ring resized
+ * keeping the newest. A new one while all are still being answered for
+ * the first time is an Invalid Request NAK (the requester exceeded the
+ * limit); with 0, every READ and atomic is. Only this call changes the
+ * ring's size: writing attr.max_dest_rd_atomic does not.
+ * @return 0, or -ENOMEM (the QP unchanged).
+ */
+int droce_tqp_set_dest_rd_atomic(struct droce_tqp *qp, uint32_t n);
 
 /**
  * Apply a state change decided (and validated) by the verbs layer.

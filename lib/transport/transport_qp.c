@@ -13,6 +13,7 @@
  */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transport_priv.h"
@@ -46,15 +47,59 @@ droce_tqp_init(struct droce_tqp *qp, const struct droce_tqp_attr *attr,
 	qp->ops = ops;
 	qp->ops_ctx = ops_ctx;
 	qp->state = DROCE_TQP_RESET;
+	return droce_tqp_set_dest_rd_atomic(qp, attr->max_dest_rd_atomic);
+}
+
+void
+droce_tqp_fini(struct droce_tqp *qp)
+{
+	free(qp->resp.res);
+	qp->resp.res = NULL;
+	qp->resp.res_slots = 0;
+}
+
+int
+droce_tqp_set_dest_rd_atomic(struct droce_tqp *qp, uint32_t n)
+{
+	struct droce_tqp_res *old = qp->resp.res, *res = NULL;
+	uint32_t i, keep, old_n = qp->resp.res_slots;
+
+	n = DROCE_MIN(n, (uint32_t)DROCE_MAX_RD_ATOMIC);
+	if (n != old_n && n > 0) {
+		res = calloc(n, sizeof(*res));
+		if (res == NULL)
+			return -ENOMEM;
+	}
+	qp->attr.max_dest_rd_atomic = (uint8_t)n;
+	if (n == old_n)
+		return 0;
+	/* the newest keep, oldest first, from slot 0: res_head is then keep */
+	keep = DROCE_MIN(n, DROCE_MIN(old_n, qp->resp.res_head));
+	qp->resp.res_pending = 0;
+	for (i = 0; i < keep; i++) {
+		res[i] = old[(qp->resp.res_head - keep + i) % old_n];
+		qp->resp.res_pending += res[i].pending;
+	}
+	qp->resp.res_head = keep;
+	qp->resp.res = res;
+	qp->resp.res_slots = n;
+	free(old);
 	return 0;
 }
 
 static void
 tqp_reset(struct droce_tqp *qp)
 {
+	struct droce_tqp_res *res = qp->resp.res;
+	uint32_t slots = qp->resp.res_slots;
+
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.res = res;	/* the ring stays, emptied */
+	qp->resp.res_slots = slots;
+	if (slots > 0)
+		memset(res, 0, slots * sizeof(*res));
 	qp->sq_post = 0;
 }
 
@@ -132,21 +177,18 @@ tqp_cq_push(struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe)
 		tqp_to_error(qp, DROCE_TQP_FAULT_NONE);
 }
 
-/* bytes of struct droce_send_wqe from member a up to member b */
-#define SWQE_SPAN(a, b) (offsetof(struct droce_send_wqe, b) - offsetof(struct droce_send_wqe, a))
-
 _Static_assert(offsetof(struct droce_send_wqe, sge) + DROCE_MAX_SGE * sizeof(struct droce_sge) ==
-		       offsetof(struct droce_send_wqe, length) &&
+		       offsetof(struct droce_send_wqe, ud) &&
 	       offsetof(struct droce_send_wqe, ud) + sizeof(((struct droce_send_wqe *)0)->ud) ==
 		       offsetof(struct droce_send_wqe, inline_data) &&
-	       offsetof(struct droce_send_wqe, inline_data) + DROCE_MAX_INLINE ==
-		       offsetof(struct droce_send_wqe, local_done),
+	       offsetof(struct droce_send_wqe, inline_data) + DROCE_MAX_INLINE + 8 >
+		       sizeof(struct droce_send_wqe),
 	       "swqe_copy's pieces cover every member of struct droce_send_wqe");
 
 /*
  * A send WQE without its unused SGE slots, inline bytes and, off UD, its
  * address, which nothing reads (num_sge, IBV_SEND_INLINE and the QP type
- * say what is used): a 64-byte WRITE needs ~90 of its ~560 bytes
+ * say what is used): a 64-byte WRITE needs ~90 of its ~540 bytes
  * (profiled: the whole copy cost ~75 instructions per message).
  * Constant-size pieces compile to vector moves.
  */
@@ -155,18 +197,15 @@ swqe_copy(struct droce_send_wqe *dst, const struct droce_send_wqe *src, bool ud)
 {
 	uint32_t i, n = DROCE_MIN(src->num_sge, (uint32_t)DROCE_MAX_SGE);
 
-	memcpy(dst, src, offsetof(struct droce_send_wqe, sge));
+	memcpy(dst, src, offsetof(struct droce_send_wqe, sge));	/* every scalar */
 	dst->sge[0] = src->sge[0];	/* most WQEs have one: no call to memcpy for it */
 	for (i = 1; i < n; i++)
 		dst->sge[i] = src->sge[i];
-	memcpy(&dst->length, &src->length, SWQE_SPAN(length, ud));
 	if (ud)
 		dst->ud = src->ud;
 	if (src->flags & IBV_SEND_INLINE)
 		memcpy(dst->inline_data, src->inline_data,
 		       DROCE_MIN(src->length, (uint32_t)DROCE_MAX_INLINE));
-	memcpy(&dst->local_done, &src->local_done,
-	       sizeof(*src) - offsetof(struct droce_send_wqe, local_done));
 }
 
 int

@@ -108,7 +108,7 @@ resp_flush(struct droce_tqp *qp)
 
 	if (qp->resp.have_rwqe)
 		resp_complete_recv(qp, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, 0, NULL);
-	for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++)
+	for (i = 0; i < qp->resp.res_slots; i++)
 		res_set_pending(qp, &qp->resp.res[i], false);
 	qp->resp.ack_pending = false;
 }
@@ -136,12 +136,29 @@ resp_rnr(struct droce_tqp *qp, const struct droce_pkt *pkt)
 		       droce_aeth_syn_rnr(qp->attr.min_rnr_timer), NULL, 0);
 }
 
+/*
+ * Room for one more READ or atomic? The slot it takes is the oldest; one
+ * still answered for the first time means the requester has more than
+ * max_dest_rd_atomic outstanding (or we offered none): an Invalid Request
+ * NAK (Soft-RoCE answers a QP offering none so too). One being replayed for
+ * a duplicate may go: the requester, sending a new request, has its answer.
+ */
+static bool
+resp_res_room(const struct droce_tqp *qp)
+{
+	const struct droce_tqp_res *r;
+
+	if (qp->resp.res_slots == 0)
+		return false;
+	r = &qp->resp.res[qp->resp.res_head % qp->resp.res_slots];
+	return r->kind == DROCE_RES_FREE || r->served;
+}
+
+/* The next slot, after resp_res_room() said there is one. */
 static struct droce_tqp_res *
 resp_res_alloc(struct droce_tqp *qp)
 {
-	uint32_t n = DROCE_MAX(1u, DROCE_MIN((uint32_t)qp->attr.max_dest_rd_atomic,
-					     (uint32_t)DROCE_MAX_RD_ATOMIC));
-	struct droce_tqp_res *r = &qp->resp.res[qp->resp.res_head % n];
+	struct droce_tqp_res *r = &qp->resp.res[qp->resp.res_head % qp->resp.res_slots];
 
 	qp->resp.res_head++;
 	res_set_pending(qp, r, false);	/* an overwritten slot owes nothing more */
@@ -155,7 +172,7 @@ resp_res_find(struct droce_tqp *qp, uint32_t psn, uint8_t kind)
 {
 	unsigned int i;
 
-	for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
+	for (i = 0; i < qp->resp.res_slots; i++) {
 		struct droce_tqp_res *r = &qp->resp.res[i];
 
 		if (r->kind == kind && droce_psn_diff(psn, r->psn) < r->npsn)
@@ -342,6 +359,8 @@ resp_read(struct droce_tqp *qp, const struct droce_pkt *pkt)
 	struct droce_tqp_res *r;
 	uint8_t *host;
 
+	if (!resp_res_room(qp))
+		return RESP_INV_REQ;
 	if (pkt->reth.len > 0 &&
 	    qp->ops->mem_resolve(qp->ops_ctx, qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.len,
 				 IBV_ACCESS_REMOTE_READ, &host) != DROCE_MEM_OK)
@@ -368,6 +387,8 @@ resp_atomic(struct droce_tqp *qp, const struct droce_pkt *pkt)
 
 	if (pkt->atmeth.va & 7)
 		return RESP_INV_REQ;	/* IBA 9.4.5: atomics are 8-byte aligned */
+	if (!resp_res_room(qp))
+		return RESP_INV_REQ;	/* checked before it runs: it must not run */
 	if (qp->ops->mem_resolve(qp->ops_ctx, qp, pkt->atmeth.rkey, pkt->atmeth.va, 8,
 				 IBV_ACCESS_REMOTE_ATOMIC, &host) != DROCE_MEM_OK)
 		return RESP_ACCESS;
@@ -616,8 +637,10 @@ resp_read_responses(struct droce_tqp *qp, struct droce_tqp_res *r, unsigned int 
 		tqp_xmit(qp, pkt, &iov, n > 0 ? 1 : 0);
 		r->sent += n;
 		sent++;
-		if (last)
+		if (last) {
+			r->served = true;
 			res_set_pending(qp, r, false);
+		}
 	}
 	return sent;
 }
@@ -633,6 +656,7 @@ resp_atomic_reply(struct droce_tqp *qp, struct droce_tqp_res *r)
 	ack->aeth.msn = r->msn & DROCE_24BIT_MASK;
 	ack->atmack_orig = r->orig;
 	tqp_xmit(qp, ack, NULL, 0);
+	r->served = true;
 	res_set_pending(qp, r, false);
 }
 
@@ -646,8 +670,7 @@ resp_poll(struct droce_tqp *qp, unsigned int budget)
 	    qp->state == DROCE_TQP_RESET)
 		return 0;
 	/* READ responses and atomic replies, oldest first: they keep PSN order */
-	n = DROCE_MAX(1u, DROCE_MIN((uint32_t)qp->attr.max_dest_rd_atomic,
-				    (uint32_t)DROCE_MAX_RD_ATOMIC));
+	n = qp->resp.res_pending > 0 ? qp->resp.res_slots : 0;	/* its line is cold */
 	for (i = 0; i < n && qp->resp.res_pending > 0; i++) {
 		struct droce_tqp_res *r = &qp->resp.res[(qp->resp.res_head + i) % n];
 

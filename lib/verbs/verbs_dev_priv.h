@@ -128,8 +128,12 @@ struct dev_ah {
 struct dev_qp {
 	struct dev_obj o;
 	struct droce_engine *eng;	/* the engine that runs it, for its whole life */
-	/* the engine's: transport state, its SQ/RQ indices, its place in the lists */
-	struct droce_tqp tqp;
+	/*
+	 * the engine's: transport state, its SQ/RQ indices, its place in the
+	 * lists; on a cache line boundary, where its layout puts what every
+	 * message touches in the fewest lines (the QP is allocated aligned)
+	 */
+	_Alignas(64) struct droce_tqp tqp;
 	struct droce_tqp_swqe *swqe;
 	struct droce_shm_view sq;
 	struct droce_shm_view rq;	/* unused with an SRQ */

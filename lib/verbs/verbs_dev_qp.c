@@ -49,9 +49,10 @@ dev_create_qp(struct droce_client *cl, const struct droce_ctrl_create_qp_req *re
 	if (req->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		return EOPNOTSUPP;
 
-	qp = calloc(1, sizeof(*qp));
+	qp = aligned_alloc(_Alignof(struct dev_qp), sizeof(*qp));	/* tqp's lines */
 	if (qp == NULL)
 		return ENOMEM;
+	memset(qp, 0, sizeof(*qp));
 	/*
 	 * The least loaded engine, or the SRQ's: an SRQ has one consumer, the
 	 * engine that takes its doorbells, so every QP on it runs there.
@@ -204,6 +205,10 @@ dev_modify_qp(struct droce_client *cl, const struct droce_ctrl_modify_qp_req *re
 			return ret;
 	}
 
+	/* first: the one change that can fail (the responder's READ/atomic ring) */
+	if ((m & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    droce_tqp_set_dest_rd_atomic(&qp->tqp, a->max_dest_rd_atomic) < 0)
+		return ENOMEM;
 	ta = &qp->tqp.attr;
 	if (m & IBV_QP_AV)
 		ta->av = av;
@@ -229,8 +234,6 @@ dev_modify_qp(struct droce_client *cl, const struct droce_ctrl_modify_qp_req *re
 		ta->min_rnr_timer = a->min_rnr_timer;
 	if (m & IBV_QP_MAX_QP_RD_ATOMIC)
 		ta->max_rd_atomic = a->max_rd_atomic;
-	if (m & IBV_QP_MAX_DEST_RD_ATOMIC)
-		ta->max_dest_rd_atomic = a->max_dest_rd_atomic;
 
 	if (m & IBV_QP_ACCESS_FLAGS)
 		qp->attr.qp_access_flags = a->qp_access_flags;
@@ -333,6 +336,7 @@ dev_qp_free(struct droce_dev *dev, struct dev_qp *qp)
 		qp->srq->refs--;
 	dev_ring_free(&qp->sq);
 	dev_ring_free(&qp->rq);
+	droce_tqp_fini(&qp->tqp);
 	free(qp->swqe);
 	dev_obj_del(dev, &qp->o);
 	free(qp);

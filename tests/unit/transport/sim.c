@@ -226,6 +226,11 @@ sim_free(struct sim *sim)
 	struct sim_timeq *q = sim->queue;
 	struct sim_frame *f;
 
+	int s, i;
+
+	for (s = 0; s < 2; s++)
+		for (i = 0; i < SIM_MAX_QP; i++)
+			droce_tqp_fini(&sim->node[s].qp[i]);
 	while ((f = queue_pop(q)) != NULL)
 		free(f);
 	free(q->heap);
@@ -282,6 +287,7 @@ sim_connect(struct sim *sim, enum ibv_qp_type type, unsigned int i, uint32_t mtu
 		};
 
 		sim_av(sim, s, !s, &a.av);
+		droce_tqp_fini(&n->qp[i]);	/* connected again */
 		if (droce_tqp_init(&n->qp[i], &a, n->sq[i], SIM_SQ_SIZE, &sim_ops, n) != 0)
 			abort();
 		droce_tqp_set_state(&n->qp[i], DROCE_TQP_INIT, 0, 0);

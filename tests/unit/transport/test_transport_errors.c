@@ -6,7 +6,8 @@
  * Error paths: RNR (the requester waits the advertised delay, retries,
  * exhausts), protection (NAK remote access error on the wire, error
  * completion, target untouched; a receive SGE failing its check: NAK
- * remote operational error), retry exhaustion, one NAK per PSN gap
+ * remote operational error), READs and atomics beyond max_dest_rd_atomic
+ * (Invalid Request), retry exhaustion, one NAK per PSN gap
  * and behind the READ responses owed,
  * flushing on the error state, a UC or UD send error entering SQE, CQ
  * overflow, the fence, SQD's drain.
@@ -278,6 +279,91 @@ START_TEST(test_misaligned_atomic_is_invalid_request)
 	ck_assert_uint_eq(log.invreq_naks, 1);
 	responder_failed(&p, DROCE_TQP_FAULT_INV_REQ);
 	test_pair_teardown(&p);
+}
+END_TEST
+
+/* node 0 READs @p n pieces of 2 KiB (two responses each) at once, wr_id first.. */
+static void
+post_reads(struct test_pair *p, uint32_t n, uint64_t first)
+{
+	struct droce_send_wqe w;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		w = test_wqe(IBV_WR_RDMA_READ, first + i, p->buf[0] + i * 2048, 2048, p->key[0]);
+		w.rkey = p->key[1];
+		w.remote_addr = (uint64_t)(uintptr_t)p->buf[1] + i * 2048;
+		ck_assert_int_eq(droce_tqp_post_send(&p->sim->node[0].qp[0], &w), 0);
+	}
+}
+
+/*
+ * The responder keeps max_dest_rd_atomic READs/atomics (here 2, its ring
+ * sized so): that many outstanding are served; one more, while the oldest
+ * is still being answered, is the requester's error: Invalid Request NAK.
+ */
+START_TEST(test_reads_beyond_max_dest_rd_atomic_are_invalid_request)
+{
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_cqe c;
+	uint32_t i, bad = 0;
+
+	pair_setup(&p, &log);
+	ck_assert_int_eq(droce_tqp_set_dest_rd_atomic(&p.sim->node[1].qp[0], 2), 0);
+	ck_assert_uint_eq(p.sim->node[1].qp[0].resp.res_slots, 2);
+	for (i = 0; i < 3; i++) {	/* two at once, three times over: the ring turns */
+		post_reads(&p, 2, 10 * i);
+		ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 2));
+		ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+		ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+		ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+		ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+	}
+	ck_assert_int_eq(memcmp(p.buf[0], p.buf[1], 2 * 2048), 0);
+	ck_assert_uint_eq(log.invreq_naks, 0);
+
+	post_reads(&p, 3, 100);		/* the requester allows 16: it sends all three */
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 3));
+	for (i = 0; i < 3; i++) {
+		ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+		ck_assert_uint_ne(c.status, IBV_WC_SUCCESS);
+		bad += c.status == IBV_WC_REM_INV_REQ_ERR;
+	}
+	ck_assert_uint_eq(bad, 1);
+	ck_assert_uint_eq(log.invreq_naks, 1);
+	responder_failed(&p, DROCE_TQP_FAULT_INV_REQ);
+	test_pair_teardown(&p);
+}
+END_TEST
+
+/* max_dest_rd_atomic 0 offers no READ or atomic: each is an Invalid Request, never run. */
+START_TEST(test_no_responder_resources_refuse_read_and_atomic)
+{
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_send_wqe w;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		pair_setup(&p, &log);
+		ck_assert_int_eq(droce_tqp_set_dest_rd_atomic(&p.sim->node[1].qp[0], 0), 0);
+		ck_assert_ptr_null(p.sim->node[1].qp[0].resp.res);
+		memset(p.buf[1], 0, 8);
+		if (round == 0) {
+			w = test_wqe(IBV_WR_RDMA_READ, 1, p.buf[0], 64, p.key[0]);
+		} else {
+			w = test_wqe(IBV_WR_ATOMIC_FETCH_AND_ADD, 1, p.buf[0], 8, p.key[0]);
+			w.compare_add = 5;
+		}
+		w.rkey = p.key[1];
+		w.remote_addr = (uint64_t)(uintptr_t)p.buf[1];
+		post_refused(&p, &w, IBV_WC_REM_INV_REQ_ERR);
+		ck_assert_uint_eq(log.invreq_naks, 1);
+		ck_assert_uint_eq(*(uint64_t *)(void *)p.buf[1], 0);	/* the add never ran */
+		responder_failed(&p, DROCE_TQP_FAULT_INV_REQ);
+		test_pair_teardown(&p);
+	}
 }
 END_TEST
 
@@ -849,6 +935,8 @@ tcase_transport_errors(void)
 	tcase_add_loop_test(tc, test_protection_violation_naks_and_leaves_target_untouched, 0,
 			    PROT_COUNT);
 	tcase_add_test(tc, test_misaligned_atomic_is_invalid_request);
+	tcase_add_test(tc, test_reads_beyond_max_dest_rd_atomic_are_invalid_request);
+	tcase_add_test(tc, test_no_responder_resources_refuse_read_and_atomic);
 	tcase_add_test(tc, test_send_longer_than_the_receive_buffer);
 	tcase_add_loop_test(tc, test_receive_sge_failing_its_check_is_remote_operational_error, 0,
 			    RSGE_COUNT);

@@ -349,7 +349,8 @@ START_TEST(test_rc_deep_atomic_window_survives_hostile_link)
 		sim_connect(sim, IBV_QPT_RC, 0, 1024);
 		for (s = 0; s < 2; s++) {
 			sim->node[s].qp[0].attr.max_rd_atomic = DEEP_WINDOW;
-			sim->node[s].qp[0].attr.max_dest_rd_atomic = DEEP_WINDOW;
+			ck_assert_int_eq(droce_tqp_set_dest_rd_atomic(&sim->node[s].qp[0],
+								      DEEP_WINDOW), 0);
 		}
 		ck_assert_msg(sim_run(sim, deep_step, &t, UINT64_MAX / 2), "seed %lu: stuck", seed);
 		ck_assert_msg(!t.bad, "seed %lu: %lu of %lu atomics done before an error", seed,
