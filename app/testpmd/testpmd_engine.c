@@ -351,12 +351,13 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 static void
 tx_flush(struct tp_worker *w)
 {
-	uint16_t sent;
+	uint16_t sent, n;
 
 	if (w->n_tx == 0)
 		return;
-	sent = droce_port_queue_tx_try(w->port, w->q, w->tx,
-				       (uint16_t)DROCE_MIN(w->n_tx, UINT16_MAX));
+	n = (uint16_t)DROCE_MIN(w->n_tx, UINT16_MAX);
+	sent = w->q == 0 ? droce_port_tx_try(w->port, w->tx, n) :
+			   droce_port_queue_tx_try(w->port, w->q, w->tx, n);
 	cnt_add(w, TP_CNT_TX_FRAMES, sent);
 	if (sent < w->n_tx)
 		memmove(w->tx, w->tx + sent, (w->n_tx - sent) * sizeof(w->tx[0]));
@@ -368,7 +369,9 @@ ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct dro
 	 unsigned int n_iov)
 {
 	struct tp_worker *w = ctx;
-	struct rte_mbuf *m = droce_port_queue_alloc(w->port, w->q);
+	/* queue 0 (one worker, or a port each) straight to the port's own calls */
+	struct rte_mbuf *m = w->q == 0 ? droce_port_alloc(w->port) :
+					 droce_port_queue_alloc(w->port, w->q);
 	int len;
 
 	(void)t;
@@ -697,6 +700,16 @@ handoff(struct tp_worker *w, unsigned int to, struct rte_mbuf *m)
 	return false;
 }
 
+/* Received mbufs to our queue's stash: the next frames we send. */
+static inline void
+rx_free(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (w->q == 0)
+		droce_port_free_rx(w->port, pkts, n);
+	else
+		droce_port_queue_free_rx(w->port, w->q, pkts, n);
+}
+
 /* Serve the @p n frames of @p pkts: ours to our QPs, the others' to their owners. */
 static void
 rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
@@ -743,9 +756,9 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		for (i = 0; i < n; i++)
 			if (pkts[i] != NULL)
 				pkts[k++] = pkts[i];
-		droce_port_queue_free_rx(w->port, w->q, pkts, k);
+		rx_free(w, pkts, k);
 	} else if (n > 0) {
-		droce_port_queue_free_rx(w->port, w->q, pkts, n);	/* the next frames we send */
+		rx_free(w, pkts, n);	/* the next frames we send */
 	}
 	if (n > 0) {
 		cnt_add(w, TP_CNT_RX_OK, ok);
