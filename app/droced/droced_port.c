@@ -288,7 +288,7 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		int owner;
 
 		if (n_done == BURST) {
-			rte_pktmbuf_free_bulk(done, n_done);
+			droce_port_queue_free_rx(p->port, p->q, done, n_done);
 			n_done = 0;
 		}
 		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
@@ -319,7 +319,8 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		done[n_done++] = m;
 	}
 	if (n_done > 0)
-		rte_pktmbuf_free_bulk(done, n_done);	/* one pool access for the burst */
+		/* into our queue's stash: the next frames we send */
+		droce_port_queue_free_rx(p->port, p->q, done, n_done);
 }
 
 unsigned int

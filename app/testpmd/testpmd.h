@@ -65,6 +65,7 @@ struct tp_opts {
 	uint32_t rkey;			/* --rkey: the peer's R_Key */
 	uint64_t raddr;			/* --raddr: the peer's address */
 	uint64_t rlen;			/* --rlen: bytes at raddr to spread over */
+	uint64_t rstep;			/* --rstep: QP i's rlen bytes at raddr + i * rstep */
 	uint32_t key;			/* --key: our memory's L_Key = R_Key */
 	uint32_t qkey;			/* --qkey (UD) */
 	uint32_t timeout;		/* --timeout: IBA exponent, 1..31 */

@@ -248,9 +248,9 @@ remote_span(const struct tp_engine *e)
 }
 
 static uint64_t
-remote_off(const struct tp_engine *e, uint64_t seq)
+remote_off(const struct tp_engine *e, uint32_t qi, uint64_t seq)
 {
-	return (seq % remote_span(e)) * stride_of(e);
+	return qi * e->o.rstep + (seq % remote_span(e)) * stride_of(e);
 }
 
 /*
@@ -258,9 +258,9 @@ remote_off(const struct tp_engine *e, uint64_t seq)
  * in one more) each time to words that started as the pattern.
  */
 static uint64_t
-atomic_expect(const struct tp_engine *e, uint64_t seq)
+atomic_expect(const struct tp_engine *e, uint32_t qi, uint64_t seq)
 {
-	return pattern_word(remote_off(e, seq)) + seq / remote_span(e);
+	return pattern_word(remote_off(e, qi, seq)) + seq / remote_span(e);
 }
 
 /* --check: is what message @p seq of QP @p qi brought back what the peer holds?
@@ -272,11 +272,11 @@ result_ok(const struct tp_engine *e, uint32_t qi, uint64_t seq, uint32_t opcode)
 	uint64_t word;
 
 	if (opcode == IBV_WC_RDMA_READ)
-		return is_pattern(got, remote_off(e, seq), e->o.size);
+		return is_pattern(got, remote_off(e, qi, seq), e->o.size);
 	if (opcode != IBV_WC_FETCH_ADD && opcode != IBV_WC_COMP_SWAP)
 		return true;
 	memcpy(&word, got, sizeof(word));
-	return word == atomic_expect(e, seq);
+	return word == atomic_expect(e, qi, seq);
 }
 
 /* ---- the transport's ops ---- */
@@ -859,9 +859,9 @@ post_one(struct tp_worker *wk, struct tp_qp *qp)
 
 	w->wr_id = qp->seq;
 	w->sge[0].addr = qp->loc_slot * e->stride;		/* local_off(e, qi, qp->seq) */
-	w->remote_addr = e->o.raddr + qp->rem_slot * e->stride;	/* + remote_off() */
+	w->remote_addr = e->o.raddr + qi * e->o.rstep + qp->rem_slot * e->stride; /* remote_off() */
 	if (e->o.mode == TP_CSWAP) {	/* a chain: each swap finds the one before */
-		w->compare_add = atomic_expect(e, qp->seq);
+		w->compare_add = atomic_expect(e, qi, qp->seq);
 		w->swap = w->compare_add + 1;
 	}
 	if (e->o.mode == TP_UD)

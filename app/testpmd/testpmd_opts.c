@@ -36,6 +36,7 @@ static const struct option longopts[] = {
 	{ "rkey", required_argument, NULL, 'k' },
 	{ "raddr", required_argument, NULL, 'A' },
 	{ "rlen", required_argument, NULL, 'L' },
+	{ "rstep", required_argument, NULL, 'j' },
 	{ "key", required_argument, NULL, 'K' },
 	{ "qkey", required_argument, NULL, 'y' },
 	{ "mem", required_argument, NULL, 'e' },
@@ -74,6 +75,7 @@ usage(void)
 		"  --timeout N       retransmit timeout, 4.096 us * 2^N, 1..31 (default 14: 67 ms;\n"
 		"                    more under valgrind, where a round of thousands of QPs is slower)\n"
 		"  --rkey K --raddr A --rlen N   the peer's memory (default 0x1000, 0, size)\n"
+		"  --rstep N         QP i's part of it starts at raddr + i * N (default 0: shared)\n"
 		"  --key K           our memory's key (default 0x1000)   --mem N  its bytes\n"
 		"  --qkey K          UD Q_Key (default 0x11111111)\n"
 		"run:\n"
@@ -175,6 +177,7 @@ tp_opts_parse(struct tp_opts *o, int argc, char **argv)
 			case 'k': o->rkey = (uint32_t)v; break;
 			case 'A': o->raddr = v; break;
 			case 'L': o->rlen = v; break;
+			case 'j': o->rstep = v; break;
 			case 'K': o->key = (uint32_t)v; break;
 			case 'y': o->qkey = (uint32_t)v; break;
 			case 'e': o->mem = v; break;
