@@ -524,14 +524,13 @@ droce_port_queue_tx_try(struct droce_port *port, uint16_t q, struct rte_mbuf **p
 uint16_t
 droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct port_queue *pq = &port->q[q];
 	uint16_t sent;
 
 	if (q == 0)
 		return droce_port_tx_burst(port, pkts, n);
 	sent = droce_port_queue_tx_try(port, q, pkts, n);
-	if (droce_unlikely(sent < n)) {
-		pq->cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
+	if (droce_unlikely(sent < n)) {	/* refused: freed and counted */
+		port->q[q].cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
 		rte_pktmbuf_free_bulk(pkts + sent, (unsigned int)(n - sent));
 	}
 	return sent;

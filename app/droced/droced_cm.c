@@ -48,6 +48,12 @@
 #define CM_PORT_FIRST	32768		/* ephemeral ports, as Linux's default range */
 #define CM_PORT_LAST	60999
 #define CM_RESOLVE_NS	(1000 * 1000)	/* pending neighbour resolutions: checked each ms */
+/*
+ * The CM's timers (retransmissions, timewait: milliseconds and up) are
+ * looked for this often, not on every pass: the scan of all 1 024 ids was
+ * more than half of a busy worker's instructions under ib_write_bw.
+ */
+#define CM_TIMER_SCAN_NS	(1000 * 1000)
 #define CM_HELD_MADS	16		/* MADs waiting for their peer's MAC */
 #define CM_HOLD_NS	(1000ull * 1000 * 1000)	/* how long one may wait: 1 s */
 
@@ -134,6 +140,7 @@ static struct {
 	struct cm_client clients[CM_MAX_CLIENTS];
 	uint64_t now;
 	uint64_t next_resolve;
+	uint64_t next_timer_scan;
 	uint16_t next_port;
 	uint64_t cnt[CMC_COUNT];
 } g;
@@ -1278,11 +1285,15 @@ droced_cm_client_gone(struct droced *d, struct droce_client *cl)
 unsigned int
 droced_cm_poll(struct droced *d, uint64_t now)
 {
-	uint64_t next = droce_cm_next_timer(&g.cm);
+	uint64_t next;
 	unsigned int i;
 
 	(void)d;
 	g.now = now;
+	if (now < g.next_timer_scan)
+		return 0;
+	g.next_timer_scan = now + CM_TIMER_SCAN_NS;
+	next = droce_cm_next_timer(&g.cm);
 	if (next != 0 && now >= next)
 		droce_cm_timer(&g.cm, now);
 	if (now >= g.next_resolve) {
