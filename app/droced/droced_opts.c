@@ -67,6 +67,19 @@ usage(void)
 
 static int parse_config(struct droced_opts *o, const char *path);
 
+/* A decimal count in [lo, hi] into @p out; -1 for anything else. */
+static int
+parse_count(const char *arg, unsigned long lo, unsigned long hi, unsigned int *out)
+{
+	char *end;
+	unsigned long n = strtoul(arg, &end, 10);
+
+	if (*arg == '\0' || *end != '\0' || n < lo || n > hi)
+		return -1;
+	*out = (unsigned int)n;
+	return 0;
+}
+
 static int
 apply(struct droced_opts *o, int c, const char *arg)
 {
@@ -125,24 +138,10 @@ apply(struct droced_opts *o, int c, const char *arg)
 		if (droce_idle_parse(arg, &o->idle) < 0)
 			return -1;
 		break;
-	case 'W': {
-		char *end;
-		unsigned long n = strtoul(arg, &end, 10);
-
-		if (*end != '\0' || n < 1 || n > DROCE_DEV_MAX_ENGINES)
-			return -1;
-		o->workers = (unsigned int)n;
-		break;
-	}
-	case 'H': {
-		char *end;
-		unsigned long n = strtoul(arg, &end, 10);
-
-		if (*end != '\0' || n < 64 || n > 65536)
-			return -1;
-		o->handoff_slots = (unsigned int)n;
-		break;
-	}
+	case 'W':
+		return parse_count(arg, 1, DROCE_DEV_MAX_ENGINES, &o->workers);
+	case 'H':
+		return parse_count(arg, 64, 65536, &o->handoff_slots);
 	case 'S':
 		o->seed = strtoull(arg, NULL, 0);
 		break;

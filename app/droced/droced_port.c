@@ -49,9 +49,11 @@ struct port_state {
 	 * and this worker reads no more of its queue until they have gone: the
 	 * backlog stays in the port's queue, as on a NIC whose host is slow.
 	 */
-	struct rte_mbuf *held[4 * BURST];
-	uint16_t held_to[4 * BURST];
-	uint8_t held_tag[4 * BURST];
+	struct held_frame {
+		struct rte_mbuf *m;
+		uint16_t to;		/* the worker it is for */
+		uint8_t tag;		/* DROCED_HANDOFF_* */
+	} held[4 * BURST];
 	unsigned int n_held;
 	uint64_t next_link_check;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
@@ -228,14 +230,7 @@ droced_port_wait_drain(int fd)
 		;
 }
 
-/*
- * Parse each frame and give it to the engine it is for: this worker's
- * (any group's frame too: its engine hands copies to the others with
- * members), else whole to the owner's hand-off ring. Frees what stayed.
- * @p wire: they came from the port (counted here, once), not from another
- * worker's engine (a loopback or group copy, or a frame it counted).
- */
-/* A received frame for worker @to: handed over, or held while its ring is full. */
+/* A received frame for worker @p to: handed over, or held while its ring is full. */
 static void
 rx_hand(struct port_state *p, unsigned int to, struct rte_mbuf *m, unsigned long tag)
 {
@@ -248,29 +243,30 @@ rx_hand(struct port_state *p, unsigned int to, struct rte_mbuf *m, unsigned long
 		return;
 	}
 	p->handoff_held++;
-	p->held[p->n_held] = m;
-	p->held_to[p->n_held] = (uint16_t)to;
-	p->held_tag[p->n_held] = (uint8_t)tag;
-	p->n_held++;
+	p->held[p->n_held++] = (struct held_frame){ .m = m, .to = (uint16_t)to, .tag = (uint8_t)tag };
 }
 
 /* Hands over the held frames in order, as far as there is room; returns how many wait. */
 static unsigned int
 rx_send_held(struct port_state *p)
 {
-	unsigned int i, left;
+	unsigned int i;
 
 	for (i = 0; i < p->n_held; i++)
-		if (droced_handoff(p->w->d, p->held_to[i], p->held[i], p->held_tag[i]) < 0)
+		if (droced_handoff(p->w->d, p->held[i].to, p->held[i].m, p->held[i].tag) < 0)
 			break;
-	left = p->n_held - i;
-	memmove(p->held, p->held + i, left * sizeof(p->held[0]));
-	memmove(p->held_to, p->held_to + i, left * sizeof(p->held_to[0]));
-	memmove(p->held_tag, p->held_tag + i, left * sizeof(p->held_tag[0]));
-	p->n_held = left;
-	return left;
+	p->n_held -= i;
+	memmove(p->held, p->held + i, p->n_held * sizeof(p->held[0]));
+	return p->n_held;
 }
 
+/*
+ * Parse each frame and give it to the engine it is for: this worker's
+ * (any group's frame too: its engine hands copies to the others with
+ * members), else whole to the owner's hand-off ring. Frees what stayed.
+ * @p wire: they came from the port (counted here, once), not from another
+ * worker's engine (a loopback or group copy, or a frame it counted).
+ */
 static void
 rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool local_only,
 	   bool wire, uint64_t now)
