@@ -703,14 +703,15 @@ droce_port_neigh_peek(struct droce_port *port, const uint8_t gid[DROCE_GID_BYTES
 
 	if (ret <= 0)
 		return ret;
+	/* a table in change is not waited for: its writer may be preempted on our core */
 	do {
 		seq = atomic_load_explicit(&port->neigh_seq, memory_order_acquire);
 		ret = (seq & 1) ? -EAGAIN : neigh_peek_once(port, hop, mac);
 		atomic_thread_fence(memory_order_acquire);
-	} while ((seq & 1) || seq != atomic_load_explicit(&port->neigh_seq, memory_order_relaxed));
+	} while (!(seq & 1) && seq != atomic_load_explicit(&port->neigh_seq, memory_order_relaxed));
 	/* unknown, pending or failed: queue 0's lcore asks (and ages, and gives up) */
 	if (ret < 0 && port->resolve_ring != NULL)
-		(void)rte_ring_mp_enqueue_elem(port->resolve_ring, (void *)(uintptr_t)gid,
+		(void)rte_ring_enqueue_elem(port->resolve_ring, (void *)(uintptr_t)gid,
 					       DROCE_GID_BYTES);
 	return ret;
 }

@@ -30,6 +30,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
+#include <rte_mbuf_pool_ops.h>
 
 #include "droce_fault.h"
 #include "port_priv.h"
@@ -114,6 +115,26 @@ ifname_ok(const char *ifname)
 		    isspace((unsigned char)ifname[i]))
 			return false;
 	return true;
+}
+
+/*
+ * The pool's ring: relaxed tail sync instead of DPDK's default MP/MC ring
+ * (unless EAL was told --mbuf-pool-ops-name). Workers of one process may
+ * share a core (two daemons, or threads beyond the lcores on two cores);
+ * with the default ring a worker preempted between moving the ring's head
+ * and its tail makes every other worker of the pool spin until it runs
+ * again: droce-testpmd's queue workers were seen stalled 260 ms at a time
+ * in their receive path, long enough for their peers' QPs to exhaust
+ * their retries. With RTS the others go on while the ring's head stays
+ * within an eighth of the ring of its tail; the lcores' mempool caches
+ * keep most allocations off the ring anyway.
+ */
+static const char *
+pool_ops(void)
+{
+	const char *best = rte_mbuf_best_mempool_ops();
+
+	return strcmp(best, "ring_mp_mc") == 0 ? "ring_mt_rts" : best;
 }
 
 static int
@@ -538,9 +559,10 @@ setup_queues(struct droce_port *port, const struct droce_port_conf *conf,
 		return -EINVAL;
 	port->info.max_frame = room;
 	snprintf(name, sizeof(name), "droce_mp_%u", port->port_id);
-	port->mp = rte_pktmbuf_pool_create(name, nb_mbufs,
-					   RTE_MIN((uint32_t)MBUF_CACHE, nb_mbufs / 2), 0,
-					   (uint16_t)(room + RTE_PKTMBUF_HEADROOM), socket);
+	port->mp = rte_pktmbuf_pool_create_by_ops(name, nb_mbufs,
+						  RTE_MIN((uint32_t)MBUF_CACHE, nb_mbufs / 2), 0,
+						  (uint16_t)(room + RTE_PKTMBUF_HEADROOM), socket,
+						  pool_ops());
 	if (port->mp == NULL) {
 		PORT_LOG(ERR, "mempool of %u mbufs: %s", nb_mbufs, rte_strerror(rte_errno));
 		return -ENOMEM;
@@ -591,8 +613,9 @@ setup_queues(struct droce_port *port, const struct droce_port_conf *conf,
 	if (port->n_queues > 1) {
 		/* the other queues' lcores ask queue 0's for neighbours (droce_port_neigh_peek) */
 		snprintf(name, sizeof(name), "droce_res_%u", port->port_id);
+		/* RTS: a queue's lcore preempted mid-enqueue stalls no other */
 		port->resolve_ring = rte_ring_create_elem(name, DROCE_GID_BYTES, 256, socket,
-							  RING_F_SC_DEQ);
+							  RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
 		if (port->resolve_ring == NULL)
 			return -ENOMEM;
 	}

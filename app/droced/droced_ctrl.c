@@ -45,7 +45,8 @@ struct conn {
 int
 droced_mailbox_init(struct droced *d)
 {
-	d->mailbox = rte_ring_create("droced_mailbox", MAILBOX_SLOTS, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	d->mailbox = rte_ring_create("droced_mailbox", MAILBOX_SLOTS, SOCKET_ID_ANY,
+				     RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);	/* as the hand-off rings */
 	if (d->mailbox == NULL) {
 		fprintf(stderr, "droced: mailbox: %s\n", rte_strerror(rte_errno));
 		return -1;
@@ -69,7 +70,7 @@ droced_call_worker(struct droced *d, struct droced_call *c)
 		done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->done_fd = done_fd;
 	atomic_store(&c->done, 0);
-	while (rte_ring_mp_enqueue(d->mailbox, c) != 0) {
+	while (rte_ring_enqueue(d->mailbox, c) != 0) {
 		if (atomic_load(&d->worker_gone))
 			return;
 		sched_yield();		/* full: MAILBOX_SLOTS callers at once */

@@ -56,8 +56,13 @@ droced_workers_init(struct droced *d)
 		if (d->n_workers == 1)
 			continue;	/* nobody hands anything over */
 		snprintf(name, sizeof(name), "droced_handoff%u", i);
+		/*
+		 * Producers: every other worker. RTS, not DPDK's default MP
+		 * ring: a producer preempted mid-enqueue (workers may share a
+		 * core) would make the others spin until it runs again.
+		 */
 		w->handoff = rte_ring_create(name, d->opts.handoff_slots, SOCKET_ID_ANY,
-					     RING_F_SC_DEQ | RING_F_EXACT_SZ);
+					     RING_F_MP_RTS_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 		if (w->handoff == NULL) {
 			fprintf(stderr, "droced: hand-off ring: %s\n", rte_strerror(rte_errno));
 			return -1;
@@ -71,7 +76,7 @@ droced_handoff(struct droced *d, unsigned int to, struct rte_mbuf *m, unsigned l
 {
 	struct droced_worker *w = &d->workers[to];
 
-	if (to >= d->n_workers || rte_ring_mp_enqueue(w->handoff, (void *)((uintptr_t)m | tag)) != 0)
+	if (to >= d->n_workers || rte_ring_enqueue(w->handoff, (void *)((uintptr_t)m | tag)) != 0)
 		return -ENOBUFS;	/* the caller keeps the frame */
 	/* a Dekker pair with droced_wait(): it sets asleep, then looks at the ring */
 	atomic_thread_fence(memory_order_seq_cst);

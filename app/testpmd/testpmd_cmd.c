@@ -167,6 +167,10 @@ show_port_stats(struct cmd_state *st, unsigned int w)
 	       ps.eth.rx_nombuf);
 	printf("  TX-packets: %-12" PRIu64 " TX-errors: %-10" PRIu64 " TX-bytes: %" PRIu64 "\n",
 	       ps.eth.opackets, ps.eth.oerrors, ps.eth.obytes);
+	for (c = 0; c < RTE_ETHDEV_QUEUE_STAT_CNTRS; c++)
+		if (ps.eth.q_ipackets[c] || ps.eth.q_opackets[c])
+			printf("  queue %u: RX-packets %" PRIu64 " TX-packets %" PRIu64 "\n", c,
+			       ps.eth.q_ipackets[c], ps.eth.q_opackets[c]);
 	for (c = 0; c < DROCE_PORT_CNT_COUNT; c++)
 		if (ps.counter[c])
 			printf("  %-16s %" PRIu64 "\n", droce_port_counter_name(c), ps.counter[c]);

@@ -585,7 +585,9 @@ worker_create(struct tp_engine *e, unsigned int id, struct droce_port *port)
 	w->act_mask = droce_pow2_at_least(e->o.qps / e->n_workers + 1) - 1;
 	w->active = calloc((size_t)w->act_mask + 1, sizeof(*w->active));
 	snprintf(name, sizeof(name), "tp_handoff_%u", id);
-	w->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	/* RTS: a producer preempted mid-enqueue (workers may share a core) stalls no other */
+	w->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY,
+				     RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
 	if (w->active == NULL || w->handoff == NULL)
 		return -ENOMEM;
 	return 0;
@@ -692,7 +694,7 @@ tp_engine_destroy(struct tp_engine *e)
 static __rte_noinline bool
 handoff(struct tp_worker *w, unsigned int to, struct rte_mbuf *m)
 {
-	if (rte_ring_mp_enqueue(w->e->w[to]->handoff, m) == 0) {
+	if (rte_ring_enqueue(w->e->w[to]->handoff, m) == 0) {
 		cnt_add(w, TP_CNT_HANDOFF, 1);
 		return true;
 	}
@@ -801,7 +803,7 @@ rx_queue_burst(struct tp_worker *w, struct rte_mbuf **pkts)
 	uint16_t n_slow, i, n = droce_port_queue_rx(w->port, w->q, pkts, BURST, slow, &n_slow);
 
 	for (i = 0; i < n_slow; i++)
-		if (rte_ring_mp_enqueue(w->e->w[0]->handoff,
+		if (rte_ring_enqueue(w->e->w[0]->handoff,
 					(void *)((uintptr_t)slow[i] | HANDOFF_SLOW)) != 0) {
 			cnt_add(w, TP_CNT_HANDOFF_FULL, 1);
 			rte_pktmbuf_free(slow[i]);
@@ -996,10 +998,19 @@ engine_run(void *arg)
 
 /* ---- control (main thread) ---- */
 
+/*
+ * A worker beyond EAL's lcores. Registered, it has an lcore id and so the
+ * mempool's per-lcore cache: without one every mbuf it receives or sends
+ * is an operation on the pool's shared ring.
+ */
 static void *
 engine_thread(void *w)
 {
+	bool registered = rte_thread_register() == 0;
+
 	engine_run(w);
+	if (registered)
+		rte_thread_unregister();
 	return NULL;
 }
 
