@@ -37,9 +37,15 @@
  *
  * The copy and the remap run on a private stack (makecontext/swapcontext):
  * a buffer on the caller's stack may share a page with our own frames, and
- * a frame written between the copy and the remap would be lost. Writes by
- * other threads to the same pages in that window are lost too: that is the
- * documented race (doc/user-guide.md), as rdma-core documents fork.
+ * a frame written between the copy and the remap would be lost. A write by
+ * another thread, or by the kernel for one (read(2) into the page), between
+ * the copy and the remap would be lost too, so the pages are held: the
+ * range is write-protected through a userfaultfd first (mem_hold), and a
+ * writer that faults sleeps in the kernel until the remap is done and we
+ * wake it (mem_unhold); its write then lands in the new page. Readers go
+ * on. Where the kernel offers no userfaultfd write protection for the
+ * range (a private file mapping, a range another userfaultfd holds, no
+ * userfaultfd at all) the move runs unheld, as it did before.
  *
  * fork(): a child would share the moved pages with its parent, and its
  * first heap write would land in the parent's memory. So the pthread_atfork
@@ -68,6 +74,9 @@
  */
 
 #include <dirent.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -133,6 +142,7 @@ static void *alt_stack;
 static ucontext_t op_uc, caller_uc;
 static struct mem_op op_cur;
 static uintptr_t page_mask;
+static int mem_uffd = -1;		/* -2: none to be had */
 
 /* ---- the address space, past any hook (see the top of this file) ---- */
 
@@ -318,35 +328,123 @@ pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* ---- holding writers while pages move ---- */
+
+/*
+ * A userfaultfd of the process, opened once, or -1. Without the privilege
+ * for kernel faults (vm.unprivileged_userfaultfd 0 and no CAP_SYS_PTRACE)
+ * /dev/userfaultfd may still give one; failing that, a user-mode-only one
+ * holds the threads, and a kernel write in the window fails with EFAULT
+ * instead of waiting (doc/user-guide.md).
+ */
+static int
+mem_uffd_get(void)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+	int fd, dev;
+
+	if (mem_uffd != -1)
+		return mem_uffd;
+	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 && errno == EPERM) {
+		dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+		fd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+		if (dev >= 0)
+			close(dev);
+		if (fd < 0)
+			fd = (int)syscall(SYS_userfaultfd,
+					  O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	}
+	if (fd >= 0 && ioctl(fd, UFFDIO_API, &api) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	mem_uffd = fd >= 0 ? fd : -2;
+	return fd;
+}
+
+/*
+ * Write-protect [s, s + len): from here a write to it sleeps until
+ * mem_unhold(). Pages never touched are mapped (read) first: protection
+ * covers only pages present. @return whether the range is held.
+ */
+static bool
+mem_hold(uintptr_t s, size_t len)
+{
+	int fd = mem_uffd_get();
+	struct uffdio_register reg = { .range = { .start = s, .len = len },
+				       .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .range = reg.range, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	struct uffdio_range r = reg.range;
+
+	/* our own stack and state must stay writable: we are the one who wakes */
+	if (fd < 0 || ((uintptr_t)alt_stack < s + len && (uintptr_t)alt_stack +
+		       MEM_ALT_STACK_BYTES > s) ||
+	    ((uintptr_t)&op_cur < s + len && (uintptr_t)(&op_cur + 1) > s))
+		return false;
+	(void)mem_sys_madvise((void *)s, len, MADV_POPULATE_READ);
+	if (ioctl(fd, UFFDIO_REGISTER, &reg) != 0)
+		return false;
+	if (ioctl(fd, UFFDIO_WRITEPROTECT, &wp) != 0) {
+		(void)ioctl(fd, UFFDIO_UNREGISTER, &r);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Let the writers of a held range go. @p remapped: the range is a new
+ * mapping now (its protection went with the old one), so they only need
+ * waking; otherwise lift the protection first.
+ */
+static void
+mem_unhold(uintptr_t s, size_t len, bool remapped)
+{
+	struct uffdio_range r = { .start = s, .len = len };
+	struct uffdio_writeprotect wp = { .range = r, .mode = 0 };
+
+	if (!remapped) {
+		(void)ioctl(mem_uffd, UFFDIO_WRITEPROTECT, &wp);
+		(void)ioctl(mem_uffd, UFFDIO_UNREGISTER, &r);
+	}
+	(void)ioctl(mem_uffd, UFFDIO_WAKE, &r);
+}
+
 static void
 mem_op_run(void)
 {
 	struct mem_op *op = &op_cur;
 	size_t len = op->e - op->s;
-	void *p;
+	bool held = mem_hold(op->s, len);
+	void *p = MAP_FAILED;
 
 	if (op->kind == MEM_OP_MOVE) {
 		op->ret = pwrite_all(mem_fd, (void *)op->s, len, op->s);
-		if (op->ret != 0)
-			return;
-		p = mem_sys_mmap((void *)op->s, len, op->prot, MAP_SHARED | MAP_FIXED, mem_fd,
-			 (off_t)op->s);
-		op->ret = p == MAP_FAILED ? errno : 0;
+		if (op->ret == 0) {
+			p = mem_sys_mmap((void *)op->s, len, op->prot, MAP_SHARED | MAP_FIXED,
+					 mem_fd, (off_t)op->s);
+			op->ret = p == MAP_FAILED ? errno : 0;
+		}
 	} else {
 		memcpy(op->tmp, (void *)op->s, len);
-		if (mprotect(op->tmp, len, op->prot) != 0) {
-			op->ret = errno;
-			return;
+		op->ret = mprotect(op->tmp, len, op->prot) != 0 ? errno : 0;
+		if (op->ret == 0) {
+			p = mem_sys_mremap(op->tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+					   (void *)op->s);
+			op->ret = p == MAP_FAILED ? errno : 0;
 		}
-		p = mem_sys_mremap(op->tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)op->s);
-		op->ret = p == MAP_FAILED ? errno : 0;
 	}
+	if (held)
+		mem_unhold(op->s, len, p != MAP_FAILED);
 }
 
 /* Run op_cur on alt_stack. Caller holds mem_lock. */
 static int
 mem_op_exec(void)
 {
+	sigset_t all, old;
+	int ret;
+
 	if (alt_stack == NULL) {
 		void *st = mem_sys_mmap(NULL, MEM_ALT_STACK_BYTES, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -362,9 +460,12 @@ mem_op_exec(void)
 	op_uc.uc_link = &caller_uc;
 	makecontext(&op_uc, mem_op_run, 0);
 	op_cur.ret = EIO;
-	if (swapcontext(&caller_uc, &op_uc) != 0)
-		return errno;
-	return op_cur.ret;
+	/* a signal handler that wrote to a held page would wait for us forever */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = swapcontext(&caller_uc, &op_uc) != 0 ? errno : op_cur.ret;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 static int
@@ -806,6 +907,9 @@ mem_fork_child(void)
 {
 	size_t i;
 
+	if (mem_uffd >= 0)
+		close(mem_uffd);	/* the parent's: it holds the parent's pages */
+	mem_uffd = -1;
 	for (i = 0; i < fork_npieces; i++) {
 		struct fork_piece *fp = &fork_plan[i];
 		size_t len = fp->e - fp->s, off = 0;
