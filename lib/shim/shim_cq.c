@@ -372,6 +372,43 @@ shim_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
+void
+shim_cq_clean(struct ibv_cq *ibcq, uint32_t qp_num)
+{
+	struct shim_cq *cq;
+	uint32_t idx, avail, k, dropped = 0;
+
+	if (ibcq == NULL)
+		return;
+	cq = to_scq(ibcq);
+	cq_lock(cq);
+	idx = cq->ring.idx;
+	avail = droce_shm_load_prod(cq->ring.r) - idx;
+	/* an extended poll in progress holds an entry: not under its feet */
+	if (avail > cq->ring.nslots || cq->cur_valid) {
+		cq_unlock(cq);
+		return;
+	}
+	/*
+	 * From the newest entry back, the others close up towards it over the
+	 * dropped ones; then the consumer index skips the gap. The engine only
+	 * writes past prod, so the slots moved here are ours alone.
+	 */
+	for (k = avail; k-- > 0;) {
+		struct droce_shm_cqe *e = droce_shm_slot(cq->ring.r, idx + k);
+
+		if (e->qp_num == qp_num)
+			dropped++;
+		else if (dropped > 0)
+			memcpy(droce_shm_slot(cq->ring.r, idx + k + dropped), e, sizeof(*e));
+	}
+	if (dropped > 0) {
+		cq->ring.idx = idx + dropped;
+		droce_shm_release(cq->ring.r, cq->ring.idx);
+	}
+	cq_unlock(cq);
+}
+
 int
 shim_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {

@@ -34,26 +34,39 @@ dm_range(const struct shim_dm *sdm, uint64_t off, size_t len)
 	return off <= sdm->len && len <= sdm->len - off;
 }
 
+/*
+ * A copy's checks as mlx5, the other provider of device memory, makes
+ * them: past the end EFAULT, then offset and length in 4-byte words
+ * (its memory takes nothing smaller) EINVAL.
+ */
+static int
+dm_copy_check(const struct shim_dm *sdm, uint64_t off, size_t len)
+{
+	if (!dm_range(sdm, off, len))
+		return EFAULT;
+	return ((off | len) & 3) ? EINVAL : 0;
+}
+
 static int
 dm_copy_to(struct ibv_dm *dm, uint64_t off, const void *src, size_t len)
 {
 	struct shim_dm *sdm = to_sdm(dm);
+	int ret = dm_copy_check(sdm, off, len);
 
-	if (!dm_range(sdm, off, len))
-		return EINVAL;
-	memcpy((uint8_t *)sdm->map + off, src, len);
-	return 0;
+	if (ret == 0)
+		memcpy((uint8_t *)sdm->map + off, src, len);
+	return ret;
 }
 
 static int
 dm_copy_from(void *dst, struct ibv_dm *dm, uint64_t off, size_t len)
 {
 	struct shim_dm *sdm = to_sdm(dm);
+	int ret = dm_copy_check(sdm, off, len);
 
-	if (!dm_range(sdm, off, len))
-		return EINVAL;
-	memcpy(dst, (uint8_t *)sdm->map + off, len);
-	return 0;
+	if (ret == 0)
+		memcpy(dst, (uint8_t *)sdm->map + off, len);
+	return ret;
 }
 
 struct ibv_dm *
@@ -126,8 +139,9 @@ shim_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t len,
 	int ret;
 
 	ret = shim_check_access(access);
+	/* length 0 registers, as on mlx5: a key for nothing */
 	if (ret == 0 && (!(access & IBV_ACCESS_ZERO_BASED) || (access & ~SHIM_DM_ACCESS) ||
-			 len == 0 || !dm_range(sdm, off, len) || dm->context != pd->context))
+			 !dm_range(sdm, off, len) || dm->context != pd->context))
 		ret = EINVAL;
 	if (ret != 0)
 		goto err;

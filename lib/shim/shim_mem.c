@@ -19,11 +19,13 @@
  * whose file offset equals its address is already shared (it stays so even
  * after brk or munmap games, because those remove the VMA and we look
  * again). Private memory (heap, stack, anonymous mmap, private file
- * mappings, private hugetlb) is moved. Shared file mappings (shm_open, an
- * application's own memfd, a shared file) are not moved: their own file is
- * found (an open descriptor with the same device and inode, the path, or
- * /proc/self/map_files) and passed as it is if it is a memfd sealed against
- * shrinking (droced maps nothing that could shrink under it); otherwise,
+ * mappings, private hugetlb) is moved. Shared mappings (shared anonymous
+ * memory, shm_open, an application's own memfd, a tmpfs, hugetlbfs or disk
+ * file, a System V segment others may attach) are not moved: their own
+ * file is found (an open descriptor with the same device and inode, the
+ * path, or /proc/self/map_files) and passed as it is; droced maps the same
+ * file, so every view of it sees the RDMA, and absorbs the faults of a file
+ * truncated under it. A registration mixing shared and private memory is
  * EOPNOTSUPP. Our own memfd is sealed against shrinking and growing.
  * A System V segment already removed (IPC_RMID) and attached once, here,
  * can never be shared again: it counts as private memory and is moved (UCX
@@ -84,6 +86,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -364,6 +367,28 @@ mem_uffd_get(void)
 }
 
 /*
+ * Does [s, e) hold a page the calling thread itself writes while it holds
+ * the range? Its thread control block and static TLS: the kernel updates
+ * its rseq area there whenever it is preempted, libc its errno. Either
+ * write would wait for ourselves. The main thread's live at the start of
+ * the heap, beside the first allocations.
+ */
+static bool
+range_has_own_tls(uintptr_t s, uintptr_t e)
+{
+	uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
+	uintptr_t at[3] = { tp, (uintptr_t)&errno, tp };
+	unsigned int i;
+
+	if (__rseq_size > 0)
+		at[2] = tp + (uintptr_t)__rseq_offset;
+	for (i = 0; i < 3; i++)
+		if ((at[i] & ~page_mask) < e && (at[i] | page_mask) + 1 > s)
+			return true;
+	return false;
+}
+
+/*
  * Write-protect [s, s + len): from here a write to it sleeps until
  * mem_unhold(). Pages never touched are mapped (read) first: protection
  * covers only pages present. @return whether the range is held.
@@ -380,7 +405,8 @@ mem_hold(uintptr_t s, size_t len)
 	/* our own stack and state must stay writable: we are the one who wakes */
 	if (fd < 0 || ((uintptr_t)alt_stack < s + len && (uintptr_t)alt_stack +
 		       MEM_ALT_STACK_BYTES > s) ||
-	    ((uintptr_t)&op_cur < s + len && (uintptr_t)(&op_cur + 1) > s))
+	    ((uintptr_t)&op_cur < s + len && (uintptr_t)(&op_cur + 1) > s) ||
+	    range_has_own_tls(s, s + len))
 		return false;
 	(void)mem_sys_madvise((void *)s, len, MADV_POPULATE_READ);
 	if (ioctl(fd, UFFDIO_REGISTER, &reg) != 0)
@@ -614,19 +640,6 @@ fd_matches(int fd, const struct mem_vma *v)
 	       major(st.st_dev) == v->major && minor(st.st_dev) == v->minor;
 }
 
-/*
- * droced maps a file only if it cannot shrink under the mapping (a SIGBUS
- * in the daemon): a memfd sealed with F_SEAL_SHRINK. Sealing the
- * application's file ourselves would change it for the application.
- */
-static bool
-fd_sealed(int fd)
-{
-	int seals = fcntl(fd, F_GET_SEALS);
-
-	return seals >= 0 && (seals & F_SEAL_SHRINK);
-}
-
 /* A new descriptor of the file mapped by @p v, or -1. */
 static int
 find_file(const struct mem_vma *v, bool writable)
@@ -686,10 +699,6 @@ mem_get_foreign(const struct mem_vma *v, int n, uintptr_t addr, bool writable,
 	fd = find_file(&v[0], writable);
 	if (fd < 0)
 		return EOPNOTSUPP;
-	if (!fd_sealed(fd)) {
-		close(fd);
-		return EOPNOTSUPP;
-	}
 	ref->fd = fd;
 	ref->fd_owned = true;
 	ref->fd_offset = v[0].off + (addr - v[0].start);

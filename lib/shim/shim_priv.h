@@ -360,6 +360,8 @@ struct ibv_cq_ex *shim_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 int shim_destroy_cq(struct ibv_cq *cq);
 int shim_resize_cq(struct ibv_cq *cq, int cqe);
 int shim_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+/* Drop the completions of QP @p qp_num not yet polled (it went to RESET). */
+void shim_cq_clean(struct ibv_cq *cq, uint32_t qp_num);
 int shim_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int shim_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context);
 void shim_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);

@@ -183,6 +183,16 @@ shim_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 			NULL, 0, NULL, 0);
 	if (ret == 0 && (attr_mask & IBV_QP_STATE))
 		qp->state = attr->qp_state;
+	/*
+	 * A QP moved to RESET leaves nothing in its CQs, as mlx5 and mthca
+	 * clean them: completions of before (the flushes of an error) would
+	 * otherwise be read as the first ones of the QP restated.
+	 */
+	if (ret == 0 && (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		shim_cq_clean(qp->recv_cq, qp->qp_num);
+		if (qp->send_cq != qp->recv_cq)
+			shim_cq_clean(qp->send_cq, qp->qp_num);
+	}
 	return ret;
 }
 

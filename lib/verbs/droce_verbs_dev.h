@@ -209,7 +209,8 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	C(TX_FAIL,         "packets the port refused") \
 	C(BAD_WQE,         "work requests refused (bad opcode, SGE, key, length)") \
 	C(BAD_RING,        "rings with an impossible index (QP moved to error)") \
-	C(CLIENTS_LOST,    "clients that went away or were dropped")
+	C(CLIENTS_LOST,    "clients that went away or were dropped") \
+	C(MR_SHRUNK,       "pages of registered client files gone (truncated): zero pages put there")
 
 enum droce_dev_counter {
 #define C(sym, desc) DROCE_DEV_CNT_##sym,

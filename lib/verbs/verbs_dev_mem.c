@@ -3,9 +3,9 @@
  */
 
 /*
- * Memory objects: protection domains, memory regions (a client's sealed
- * memfd or udmabuf, checked before it is mapped: a client that shrinks a
- * mapped file could otherwise make the daemon fault) and memory windows.
+ * Memory objects: protection domains, memory regions (a client's shared
+ * file or udmabuf, checked before it is mapped; a file that could shrink is
+ * mapped under verbs_dev_guard.c's watch) and memory windows.
  */
 
 #include <errno.h>
@@ -37,25 +37,53 @@ dev_alloc_pd(struct droce_client *cl, struct droce_ctrl_alloc_pd_rep *rep)
 }
 
 /*
- * What the daemon maps must keep its size (a client shrinking it would
- * fault the daemon): a memfd sealed against shrinking, or a dma-buf from
- * udmabuf (pages of such a memfd, pinned; a dma-buf never changes size).
- * Other exporters' dma-bufs may fault on access (eviction): refused.
+ * File systems whose pages an engine may fault in: memory (tmpfs, which
+ * holds memfds, shared anonymous memory and System V segments; hugetlbfs)
+ * and local disks. A fault on a network or FUSE file waits for a server the
+ * client may control: one worker stalled for as long as it likes.
  */
 static bool
-fd_fixed_size(int fd, uint64_t *size)
+fs_local(long type)
+{
+	switch (type) {
+	case TMPFS_MAGIC:
+	case HUGETLBFS_MAGIC:
+	case EXT4_SUPER_MAGIC:		/* ext2, ext3 too */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:	/* containers: over one of the above */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * What the daemon may map of a client's descriptor, and its size now: a
+ * regular file on a local file system (a memfd, tmpfs, hugetlbfs or disk
+ * file, a System V segment) or a dma-buf from udmabuf (pages of a sealed
+ * memfd, pinned: it never changes size). A file not sealed against
+ * shrinking may shrink under the mapping (*may_shrink). Other exporters'
+ * dma-bufs may fault on access (eviction): refused.
+ */
+static bool
+fd_mappable(int fd, uint64_t *size, bool *may_shrink)
 {
 	struct statfs sfs;
 	struct stat st;
 	char path[64], line[128];
 	bool udmabuf = false;
 	FILE *f;
-	int seals = fcntl(fd, F_GET_SEALS);
+	int seals;
 
-	if (seals >= 0) {
-		if (!(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0)
+	if (fstat(fd, &st) < 0)
+		return false;
+	if (S_ISREG(st.st_mode)) {
+		if (fstatfs(fd, &sfs) < 0 || !fs_local((long)sfs.f_type))
 			return false;
+		seals = fcntl(fd, F_GET_SEALS);
 		*size = (uint64_t)st.st_size;
+		*may_shrink = seals < 0 || !(seals & F_SEAL_SHRINK);
 		return true;
 	}
 	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != DMA_BUF_MAGIC)
@@ -75,30 +103,47 @@ fd_fixed_size(int fd, uint64_t *size)
 			udmabuf = strcmp(name, "udmabuf") == 0;
 	}
 	fclose(f);
+	*may_shrink = false;
 	return udmabuf && *size > 0;
 }
 
 /*
- * Map @p length bytes at @p fd_offset of the client's memfd or udmabuf @p fd: *map and
- * *map_len for munmap(), *host for the byte at fd_offset. @return 0 or a
- * positive errno.
+ * Map @p length bytes at @p fd_offset of the client's file or udmabuf @p fd:
+ * *map and *map_len for dev_client_unmap(), *host for the byte at fd_offset,
+ * *writable whether the mapping takes writes. Read-write if the descriptor
+ * allows it, read-only for a registration without write rights on a
+ * descriptor open for reading only. @return 0 or a positive errno.
  */
 static int
-dev_mr_map(int fd, uint64_t fd_offset, uint64_t length, void **map, uint64_t *map_len,
-	   uint8_t **host)
+dev_mr_map(int fd, uint64_t fd_offset, uint64_t length, unsigned int access, void **map,
+	   uint64_t *map_len, uint8_t **host, bool *writable)
 {
 	uint64_t start, end, size;
+	bool may_shrink;
+	int ret;
 
-	if (fd < 0 || length == 0 || !fd_fixed_size(fd, &size))
+	if (fd < 0 || !fd_mappable(fd, &size, &may_shrink))
 		return EINVAL;
 	if (fd_offset > size || length > size - fd_offset)
 		return EINVAL;
+	if (length == 0) {	/* a key for nothing (device memory's MRs may be so) */
+		*map = NULL;
+		*map_len = 0;
+		*host = NULL;
+		*writable = true;
+		return 0;
+	}
 	start = fd_offset & ~4095ull;
 	end = (fd_offset + length + 4095) & ~4095ull;
 	*map_len = end - start;
-	*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
-	if (*map == MAP_FAILED)
-		return errno;
+	*writable = true;
+	ret = dev_client_map(fd, start, *map_len, PROT_READ | PROT_WRITE, may_shrink, map);
+	if ((ret == EACCES || ret == EPERM) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		*writable = false;
+		ret = dev_client_map(fd, start, *map_len, PROT_READ, may_shrink, map);
+	}
+	if (ret != 0)
+		return ret;
 	*host = (uint8_t *)*map + (fd_offset - start);
 	return 0;
 }
@@ -118,7 +163,8 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return ENOMEM;
-	ret = dev_mr_map(fd, req->fd_offset, req->length, &mr->map, &mr->map_len, &host);
+	ret = dev_mr_map(fd, req->fd_offset, req->length, req->access, &mr->map, &mr->map_len,
+			 &host, &mr->writable);
 	if (ret != 0) {
 		free(mr);
 		return ret;
@@ -137,7 +183,7 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 			dev_obj_del(cl->dev, &mr->o);
 	}
 	if (ret < 0) {
-		munmap(mr->map, mr->map_len);
+		dev_client_unmap(mr->map, mr->map_len);
 		free(mr);
 		return -ret;
 	}
@@ -165,6 +211,7 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	void *map = NULL;
 	uint64_t map_len = 0;
 	uint8_t *host;
+	bool writable = mr == NULL || mr->writable;
 	int ret;
 
 	if (mr == NULL || req->flags == 0 || (req->flags & ~(uint32_t)IBV_REREG_MR_FLAGS_SUPPORTED))
@@ -185,21 +232,25 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	    !(reg.access & IBV_ACCESS_ZERO_BASED))
 		reg.hca_va = mr->mr.addr;
 	if (xlate) {
-		ret = dev_mr_map(fd, req->fd_offset, req->length, &map, &map_len, &host);
+		ret = dev_mr_map(fd, req->fd_offset, req->length, reg.access, &map, &map_len, &host,
+				 &writable);
 		if (ret != 0)
 			return ret;
 		reg.host = host;
+	} else if (!writable && (reg.access & IBV_ACCESS_LOCAL_WRITE)) {
+		return EACCES;	/* the pages were mapped read-only: the file's descriptor allows no more */
 	}
 	ret = -droce_mr_reregister(cl->dev->keys, &mr->mr, &reg);
 	if (ret != 0) {
 		if (map != NULL)
-			munmap(map, map_len);
+			dev_client_unmap(map, map_len);
 		return ret;	/* EBUSY while a window is bound, as ibv_dereg_mr(3) */
 	}
 	if (xlate) {
 		dev_reclaim_defer(cl->dev, mr->map, mr->map_len, NULL);	/* engines may still copy */
 		mr->map = map;
 		mr->map_len = map_len;
+		mr->writable = writable;
 	}
 	mr->pd->refs--;
 	mr->pd = pd;

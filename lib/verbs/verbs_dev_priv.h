@@ -75,6 +75,7 @@ struct dev_mr {
 	struct droce_mr mr;
 	void *map;
 	uint64_t map_len;
+	bool writable;			/* mapped PROT_WRITE */
 	struct dev_pd *pd;
 };
 
@@ -235,6 +236,16 @@ int dev_ring_create(struct droce_shm_view *ring, enum droce_shm_kind kind, uint3
 int dev_ring_create_n(struct droce_shm_view *rings, unsigned int n, enum droce_shm_kind kind,
 		      uint32_t handle, uint32_t nslots, uint32_t slot_size, int *fd_out);
 void dev_ring_free(struct droce_shm_view *ring);
+
+/*
+ * verbs_dev_guard.c: a client's file mapped MAP_SHARED; @p may_shrink: a
+ * SIGBUS past its end later is the client's doing and is absorbed. Every
+ * client mapping goes back through dev_client_unmap(). @return 0 or errno.
+ */
+int dev_client_map(int fd, uint64_t off, uint64_t len, int prot, bool may_shrink, void **out);
+void dev_client_unmap(void *map, uint64_t len);
+/* Pages of shrunken client files replaced so far. */
+uint64_t dev_client_map_faults(void);
 
 /* verbs_dev_reclaim.c: MR pages and key records freed once no engine can see them */
 int dev_reclaim_init(struct droce_dev *dev);

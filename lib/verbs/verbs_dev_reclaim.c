@@ -50,7 +50,7 @@ static void
 reclaim_one(struct dev_reclaim *r)
 {
 	if (r->map != NULL)
-		munmap(r->map, r->map_len);
+		dev_client_unmap(r->map, r->map_len);
 	free(r->obj);
 	free(r);
 }

@@ -26,6 +26,7 @@ droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	memcpy(st->cnt, dev->cnt, sizeof(st->cnt));
+	st->cnt[DROCE_DEV_CNT_MR_SHRUNK] = dev_client_map_faults();	/* the process's */
 	for (cl = dev->clients; cl != NULL; cl = cl->next)
 		st->clients++;
 	st->pds = dev->nobj[OBJ_PD];

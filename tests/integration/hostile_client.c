@@ -304,7 +304,9 @@ main(int argc, char **argv)
 	ret = droce_ctrl_call(fd, DROCE_CTRL_ALLOC_PD, NULL, 0, NULL, 0, &pd, sizeof(pd), NULL, NULL);
 	CHECK(ret == 0, "alloc PD: %d", ret);
 
-	/* 3. memory it could shrink under the daemon is refused */
+	/* 3. memory it could shrink under the daemon is taken (a truncation later
+	 * costs the client its pages, not the daemon its life: reg_mr_kinds);
+	 * a range past the file, no file or bad rights are refused */
 	memset(&mr, 0, sizeof(mr));
 	mr.pd_handle = pd.pd_handle;
 	mr.length = 4096;
@@ -315,7 +317,7 @@ main(int argc, char **argv)
 		return 2;
 	ret = droce_ctrl_call(fd, DROCE_CTRL_REG_MR, &mr, sizeof(mr), &mfd, 1, &mrp, sizeof(mrp),
 			      NULL, NULL);
-	CHECK(ret == EINVAL, "unsealed memfd: %d", ret);
+	CHECK(ret == 0, "unsealed memfd: %d", ret);
 	fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
 	mr.fd_offset = 8192;		/* past its end */
 	ret = droce_ctrl_call(fd, DROCE_CTRL_REG_MR, &mr, sizeof(mr), &mfd, 1, &mrp, sizeof(mrp),

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -665,6 +666,7 @@ handle_msg(int c, const struct droce_ctrl_hdr *h, const void *body, const int *f
 	case DROCE_CTRL_REG_MR: {
 		const struct droce_ctrl_reg_mr_req *q = body;
 		struct droce_ctrl_reg_mr_rep *r = rep;
+		struct stat st;
 		uint64_t aoff;
 		struct obj *o;
 		void *p;
@@ -672,9 +674,8 @@ handle_msg(int c, const struct droce_ctrl_hdr *h, const void *body, const int *f
 		NEED(*q);
 		if (fds[0] < 0 || obj_get(c, q->pd_handle, O_PD) == NULL || q->length == 0)
 			return EINVAL;
-		/* as droced: nothing that could shrink under our mapping */
-		ret = fcntl(fds[0], F_GET_SEALS);
-		if (ret < 0 || !(ret & F_SEAL_SHRINK))
+		/* as droced: a regular file (droced guards one that may shrink) */
+		if (fstat(fds[0], &st) != 0 || !S_ISREG(st.st_mode))
 			return EINVAL;
 		hnd = obj_new(O_MR, c);
 		if (hnd == 0)

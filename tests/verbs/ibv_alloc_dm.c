@@ -4,8 +4,10 @@
 
 /*
  * ibv_alloc_dm(3): device memory. Allocation within max_dm_size (0 or
- * more: EINVAL); ibv_memcpy_to_dm / _from_dm within it (past its end:
- * EINVAL); ibv_reg_dm_mr with IBV_ACCESS_ZERO_BASED (without: EINVAL) on a
+ * more: EINVAL); ibv_memcpy_to_dm / _from_dm within it, in 4-byte words
+ * (past its end: EFAULT, an offset or length not a multiple of 4: EINVAL,
+ * as mlx5); ibv_reg_dm_mr with IBV_ACCESS_ZERO_BASED (without: EINVAL), of
+ * length 0 (registered, as mlx5 does), on a
  * part of it, which the peer then reads and writes by RDMA at addresses
  * from 0 and which serves as a local SGE; ibv_free_dm refused (EBUSY)
  * while an MR is on it, ibv_rereg_mr of a DM MR refused.
@@ -53,9 +55,18 @@ drive(void)
 		 ibv_memcpy_from_dm(back, dm, MR_OFF, sizeof(back)) == 0 &&
 		 memcmp(pat, back, sizeof(pat)) == 0, "ibv_memcpy_to_dm then _from_dm",
 		 "differs");
-	vt_check(ibv_memcpy_to_dm(dm, DM_LEN - 8, pat, 16) == EINVAL &&
-		 ibv_memcpy_from_dm(back, dm, DM_LEN + 1, 1) == EINVAL,
-		 "copies past the end: EINVAL", "accepted");
+	vt_check(ibv_memcpy_to_dm(dm, DM_LEN - 8, pat, 16) == EFAULT &&
+		 ibv_memcpy_from_dm(back, dm, DM_LEN + 4, 4) == EFAULT,
+		 "copies past the end: EFAULT", "accepted");
+	vt_check(ibv_memcpy_to_dm(dm, MR_OFF + 2, pat, 8) == EINVAL &&
+		 ibv_memcpy_from_dm(back, dm, MR_OFF + 1, 4) == EINVAL,
+		 "copies at an offset not a multiple of 4: EINVAL", "accepted");
+	vt_check(ibv_memcpy_to_dm(dm, MR_OFF, pat, 6) == EINVAL &&
+		 ibv_memcpy_from_dm(back, dm, MR_OFF, 3) == EINVAL,
+		 "copies of a length not a multiple of 4: EINVAL", "accepted");
+	mr = ibv_reg_dm_mr(vt.pd, dm, MR_OFF, 0, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	vt_check(mr != NULL && mr->length == 0 && ibv_dereg_mr(mr) == 0,
+		 "ibv_reg_dm_mr of length 0 (ZERO_BASED | LOCAL_WRITE)", "errno %d", errno);
 
 	errno = 0;
 	vt_check(ibv_reg_dm_mr(vt.pd, dm, MR_OFF, 4096, RW) == NULL && errno == EINVAL,

@@ -742,6 +742,76 @@ rereg_under_a_posted_recv(bool pd_change)
 	free(b);
 }
 
+/* RESET, then up to RTS again on both sides, polling nothing (rdma-core's restate_qps) */
+static void
+restate_undrained(struct vt_pair *p)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	uint64_t q[1] = { p->qp->qp_num };
+
+	vt_require(ibv_modify_qp(p->qp, &a, IBV_QP_STATE) == 0, "modify_qp RESET");
+	vt_require(vt_call(VT_QP_UP, p->r.id, q, 1, &vt.gid, sizeof(vt.gid)).status == 0,
+		   "remote QP restated");
+	vt_qp_up(p->qp, p->r.qpn, &p->r.gid);
+}
+
+/*
+ * rdma-core's tests/test_mr.py (test_mr_rereg_addr, test_mr_rereg_pd): the
+ * failed transfer's completions are never polled (two receives were
+ * posted, one consumed in error, one flushed), the QPs are restated with
+ * nothing drained, and the next SEND must succeed and be the first
+ * completion read: a QP moved to RESET leaves nothing in its CQ, as mlx5
+ * cleans it (droce's shim before 2026-12-01 handed out the old flush
+ * first: IBV_WC_WR_FLUSH_ERR).
+ */
+static void
+rereg_then_restate_undrained(bool pd_change)
+{
+	const char *what = pd_change ? "CHANGE_PD" : "CHANGE_TRANSLATION";
+	struct vt_pair p = pair();
+	char *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096), *at;
+	struct ibv_pd *pd2 = ibv_alloc_pd(vt.ctx);
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char name[200];
+	bool got;
+	int st, ret;
+
+	vt_require(a != NULL && b != NULL && pd2 != NULL, "setup");
+	memset(a, 0, 4096);
+	memset(b, 0, 4096);
+	mr = ibv_reg_mr(vt.pd, a, 4096, LW);
+	vt_require(mr != NULL, "reg_mr");
+	vt_recv(p.qp, 1, (uintptr_t)a, 64, mr->lkey);
+	vt_recv(p.qp, 2, (uintptr_t)a + 64, 64, mr->lkey);
+	ret = pd_change ? ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0) :
+			  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b, 4096, 0);
+	vt_require(ret == 0, "rereg_mr");
+	vt_remote_fill(rmr.id, 0, 64, 'q');
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	snprintf(name, sizeof(name), "%s, rdma-core's flow: the SEND fails (IBV_WC_REM_OP_ERR)",
+		 what);
+	vt_check(st == IBV_WC_REM_OP_ERR, name, "status %d", st);
+	restate_undrained(&p);
+	if (pd_change)
+		vt_require(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, vt.pd, NULL, 0, 0) == 0,
+			   "rereg_mr back");
+	at = pd_change ? a : b;
+	vt_recv(p.qp, 3, (uintptr_t)at, 64, mr->lkey);
+	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	memset(&wc, 0, sizeof(wc));
+	got = vt_wait(p.cq, &wc, VT_WAIT_MS);
+	snprintf(name, sizeof(name), "%s, rdma-core's flow: restated with nothing polled, the "
+		 "next SEND succeeds and its receive is the first completion", what);
+	vt_check(st == IBV_WC_SUCCESS && got && wc.wr_id == 3 && wc.status == IBV_WC_SUCCESS &&
+		 memcmp(at, "qqqqqqqq", 8) == 0, name, "send %d, first completion %s wr_id %llu "
+		 "status %d", st, got ? "got" : "none,", (unsigned long long)wc.wr_id, wc.status);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd2);
+	free(a);
+	free(b);
+}
+
 static void
 drive(void)
 {
@@ -756,6 +826,8 @@ drive(void)
 	rereg_places();
 	rereg_under_a_posted_recv(false);
 	rereg_under_a_posted_recv(true);
+	rereg_then_restate_undrained(false);
+	rereg_then_restate_undrained(true);
 }
 
 int
