@@ -675,6 +675,52 @@ qp_state(struct ibv_qp *qp)
 	return a.qp_state;
 }
 
+/* A rereg case: a fresh pair, an MR over page a with page b beside, a second PD. */
+struct rereg_case {
+	struct vt_pair p;
+	char *a, *b;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+	const char *what;
+};
+
+static struct rereg_case
+rereg_case_new(bool pd_change)
+{
+	struct rereg_case c = {
+		.p = pair(), .a = aligned_alloc(4096, 4096), .b = aligned_alloc(4096, 4096),
+		.pd2 = ibv_alloc_pd(vt.ctx),
+		.what = pd_change ? "CHANGE_PD" : "CHANGE_TRANSLATION",
+	};
+
+	vt_require(c.a != NULL && c.b != NULL && c.pd2 != NULL, "setup");
+	memset(c.a, 0, 4096);
+	memset(c.b, 0, 4096);
+	c.mr = ibv_reg_mr(vt.pd, c.a, 4096, LW);
+	vt_require(c.mr != NULL, "reg_mr");
+	return c;
+}
+
+/* The MR away from its posted receives: to page b, or (@p pd_change) to pd2. */
+static void
+rereg_away(struct rereg_case *c, bool pd_change)
+{
+	int ret = pd_change ? ibv_rereg_mr(c->mr, IBV_REREG_MR_CHANGE_PD, c->pd2, NULL, 0, 0) :
+			      ibv_rereg_mr(c->mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, c->b,
+					   4096, 0);
+
+	vt_require(ret == 0, "rereg_mr");
+}
+
+static void
+rereg_case_free(struct rereg_case *c)
+{
+	ibv_dereg_mr(c->mr);
+	ibv_dealloc_pd(c->pd2);
+	free(c->a);
+	free(c->b);
+}
+
 /*
  * A receive posted before its MR moved (IBV_REREG_MR_CHANGE_TRANSLATION) or
  * went to another PD (CHANGE_PD) fails its SGE check when a SEND consumes it:
@@ -686,60 +732,47 @@ qp_state(struct ibv_qp *qp)
 static void
 rereg_under_a_posted_recv(bool pd_change)
 {
-	const char *what = pd_change ? "CHANGE_PD" : "CHANGE_TRANSLATION";
-	struct vt_pair p = pair();
-	char *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
-	struct ibv_pd *pd2 = ibv_alloc_pd(vt.ctx);
-	struct ibv_mr *mr;
+	struct rereg_case c = rereg_case_new(pd_change);
 	struct ibv_wc wc;
 	char name[160];
 	bool got;
 	int st, ret;
 
-	vt_require(a != NULL && b != NULL && pd2 != NULL, "setup");
-	memset(a, 0, 4096);
-	mr = ibv_reg_mr(vt.pd, a, 4096, LW);
-	vt_require(mr != NULL, "reg_mr");
-	vt_recv(p.qp, 1, (uintptr_t)a, 64, mr->lkey);
-	ret = pd_change ? ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0) :
-			  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b, 4096, 0);
-	vt_require(ret == 0, "rereg_mr");
+	vt_recv(c.p.qp, 1, (uintptr_t)c.a, 64, c.mr->lkey);
+	rereg_away(&c, pd_change);
 	vt_remote_fill(rmr.id, 0, 64, 'p');
-	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	st = vt_remote_send(&c.p, IBV_WR_SEND, rmr.id, 0, 8, 0);
 	snprintf(name, sizeof(name), "%s under a posted receive: the SEND ends in "
-		 "IBV_WC_REM_OP_ERR (NAK remote operational error)", what);
+		 "IBV_WC_REM_OP_ERR (NAK remote operational error)", c.what);
 	vt_check(st == IBV_WC_REM_OP_ERR, name, "status %d", st);
-	snprintf(name, sizeof(name), "%s: the receive completes with IBV_WC_LOC_PROT_ERR", what);
+	snprintf(name, sizeof(name), "%s: the receive completes with IBV_WC_LOC_PROT_ERR", c.what);
 	memset(&wc, 0, sizeof(wc));
-	got = vt_wait(p.cq, &wc, VT_WAIT_MS);
-	vt_check(got && wc.wr_id == 1 && wc.status == IBV_WC_LOC_PROT_ERR && a[0] == 0, name,
+	got = vt_wait(c.p.cq, &wc, VT_WAIT_MS);
+	vt_check(got && wc.wr_id == 1 && wc.status == IBV_WC_LOC_PROT_ERR && c.a[0] == 0, name,
 		 "%s wr_id %llu status %d", got ? "got" : "none,", (unsigned long long)wc.wr_id,
 		 wc.status);
-	snprintf(name, sizeof(name), "%s: both QPs are in the error state", what);
+	snprintf(name, sizeof(name), "%s: both QPs are in the error state", c.what);
 	{
-		enum ibv_qp_state ours = qp_state(p.qp), theirs = vt_remote_qp_state(&p.r);
+		enum ibv_qp_state ours = qp_state(c.p.qp), theirs = vt_remote_qp_state(&c.p.r);
 
 		vt_check(ours == IBV_QPS_ERR && theirs == IBV_QPS_ERR, name,
 			 "ours %d, the agent's %d", ours, theirs);
 	}
 
-	ret = pd_change ? ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, vt.pd, NULL, 0, 0) :
-			  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, a, 4096, 0);
+	ret = pd_change ? ibv_rereg_mr(c.mr, IBV_REREG_MR_CHANGE_PD, vt.pd, NULL, 0, 0) :
+			  ibv_rereg_mr(c.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, c.a, 4096, 0);
 	vt_require(ret == 0, "rereg_mr back");
-	vt_pair_restate(&p);
-	vt_recv(p.qp, 2, (uintptr_t)a, 64, mr->lkey);
-	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	vt_pair_restate(&c.p);
+	vt_recv(c.p.qp, 2, (uintptr_t)c.a, 64, c.mr->lkey);
+	st = vt_remote_send(&c.p, IBV_WR_SEND, rmr.id, 0, 8, 0);
 	snprintf(name, sizeof(name), "%s: restated RESET->RTS and the MR put back, the pair "
-		 "carries a SEND again", what);
+		 "carries a SEND again", c.what);
 	memset(&wc, 0, sizeof(wc));
-	got = vt_wait(p.cq, &wc, VT_WAIT_MS);
+	got = vt_wait(c.p.cq, &wc, VT_WAIT_MS);
 	vt_check(st == IBV_WC_SUCCESS && got && wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS &&
-		 wc.byte_len == 8 && memcmp(a, "pppppppp", 8) == 0, name, "send %d, recv %s %d",
+		 wc.byte_len == 8 && memcmp(c.a, "pppppppp", 8) == 0, name, "send %d, recv %s %d",
 		 st, got ? "status" : "none", wc.status);
-	ibv_dereg_mr(mr);
-	ibv_dealloc_pd(pd2);
-	free(a);
-	free(b);
+	rereg_case_free(&c);
 }
 
 /* RESET, then up to RTS again on both sides, polling nothing (rdma-core's restate_qps) */
@@ -761,55 +794,41 @@ restate_undrained(struct vt_pair *p)
  * posted, one consumed in error, one flushed), the QPs are restated with
  * nothing drained, and the next SEND must succeed and be the first
  * completion read: a QP moved to RESET leaves nothing in its CQ, as mlx5
- * cleans it (droce's shim before 2026-12-01 handed out the old flush
- * first: IBV_WC_WR_FLUSH_ERR).
+ * cleans it (droce's shim before 2026-12-01 handed out the old error
+ * first: IBV_WC_LOC_PROT_ERR).
  */
 static void
 rereg_then_restate_undrained(bool pd_change)
 {
-	const char *what = pd_change ? "CHANGE_PD" : "CHANGE_TRANSLATION";
-	struct vt_pair p = pair();
-	char *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096), *at;
-	struct ibv_pd *pd2 = ibv_alloc_pd(vt.ctx);
-	struct ibv_mr *mr;
+	struct rereg_case c = rereg_case_new(pd_change);
 	struct ibv_wc wc;
-	char name[200];
+	char name[200], *at;
 	bool got;
-	int st, ret;
+	int st;
 
-	vt_require(a != NULL && b != NULL && pd2 != NULL, "setup");
-	memset(a, 0, 4096);
-	memset(b, 0, 4096);
-	mr = ibv_reg_mr(vt.pd, a, 4096, LW);
-	vt_require(mr != NULL, "reg_mr");
-	vt_recv(p.qp, 1, (uintptr_t)a, 64, mr->lkey);
-	vt_recv(p.qp, 2, (uintptr_t)a + 64, 64, mr->lkey);
-	ret = pd_change ? ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0) :
-			  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b, 4096, 0);
-	vt_require(ret == 0, "rereg_mr");
+	vt_recv(c.p.qp, 1, (uintptr_t)c.a, 64, c.mr->lkey);
+	vt_recv(c.p.qp, 2, (uintptr_t)c.a + 64, 64, c.mr->lkey);
+	rereg_away(&c, pd_change);
 	vt_remote_fill(rmr.id, 0, 64, 'q');
-	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	st = vt_remote_send(&c.p, IBV_WR_SEND, rmr.id, 0, 8, 0);
 	snprintf(name, sizeof(name), "%s, rdma-core's flow: the SEND fails (IBV_WC_REM_OP_ERR)",
-		 what);
+		 c.what);
 	vt_check(st == IBV_WC_REM_OP_ERR, name, "status %d", st);
-	restate_undrained(&p);
+	restate_undrained(&c.p);
 	if (pd_change)
-		vt_require(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, vt.pd, NULL, 0, 0) == 0,
+		vt_require(ibv_rereg_mr(c.mr, IBV_REREG_MR_CHANGE_PD, vt.pd, NULL, 0, 0) == 0,
 			   "rereg_mr back");
-	at = pd_change ? a : b;
-	vt_recv(p.qp, 3, (uintptr_t)at, 64, mr->lkey);
-	st = vt_remote_send(&p, IBV_WR_SEND, rmr.id, 0, 8, 0);
+	at = pd_change ? c.a : c.b;
+	vt_recv(c.p.qp, 3, (uintptr_t)at, 64, c.mr->lkey);
+	st = vt_remote_send(&c.p, IBV_WR_SEND, rmr.id, 0, 8, 0);
 	memset(&wc, 0, sizeof(wc));
-	got = vt_wait(p.cq, &wc, VT_WAIT_MS);
+	got = vt_wait(c.p.cq, &wc, VT_WAIT_MS);
 	snprintf(name, sizeof(name), "%s, rdma-core's flow: restated with nothing polled, the "
-		 "next SEND succeeds and its receive is the first completion", what);
+		 "next SEND succeeds and its receive is the first completion", c.what);
 	vt_check(st == IBV_WC_SUCCESS && got && wc.wr_id == 3 && wc.status == IBV_WC_SUCCESS &&
 		 memcmp(at, "qqqqqqqq", 8) == 0, name, "send %d, first completion %s wr_id %llu "
 		 "status %d", st, got ? "got" : "none,", (unsigned long long)wc.wr_id, wc.status);
-	ibv_dereg_mr(mr);
-	ibv_dealloc_pd(pd2);
-	free(a);
-	free(b);
+	rereg_case_free(&c);
 }
 
 static void
