@@ -479,17 +479,23 @@ mem_op_exec(void)
 			return errno;
 		alt_stack = st;
 	}
-	if (getcontext(&op_uc) != 0)
-		return errno;
-	op_uc.uc_stack.ss_sp = alt_stack;
-	op_uc.uc_stack.ss_size = MEM_ALT_STACK_BYTES;
-	op_uc.uc_link = &caller_uc;
-	makecontext(&op_uc, mem_op_run, 0);
-	op_cur.ret = EIO;
-	/* a signal handler that wrote to a held page would wait for us forever */
+	/*
+	 * A signal handler that wrote to a held page would wait for us
+	 * forever: all blocked, before getcontext(), since the context
+	 * switched to carries the mask it captured.
+	 */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = swapcontext(&caller_uc, &op_uc) != 0 ? errno : op_cur.ret;
+	if (getcontext(&op_uc) != 0) {
+		ret = errno;
+	} else {
+		op_uc.uc_stack.ss_sp = alt_stack;
+		op_uc.uc_stack.ss_size = MEM_ALT_STACK_BYTES;
+		op_uc.uc_link = &caller_uc;
+		makecontext(&op_uc, mem_op_run, 0);
+		op_cur.ret = EIO;
+		ret = swapcontext(&caller_uc, &op_uc) != 0 ? errno : op_cur.ret;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
 }
