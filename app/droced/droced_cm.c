@@ -813,25 +813,30 @@ refuse:
 	droce_cm_id_destroy(id, g.now);
 }
 
-/* The answer to our SIDR_REQ: ESTABLISHED with the peer's QPN, or UNREACHABLE. */
+/*
+ * The answer to our SIDR_REQ, as Linux's cma_sidr_rep_handler reports it:
+ * ESTABLISHED with the peer's QPN, or UNREACHABLE with the SIDR status
+ * (1 unsupported, 2 reject...); the SIDR_REP's private data either way.
+ */
 static void
 sidr_answered(struct rid *r, const struct droce_cm_event *e, struct droce_ctrl_cm_event *ev)
 {
 	const struct droce_cm_sidr_rep_info *rep = &e->msg->sidr_rep;
 
+	ev_pdata(ev, e->pdata, e->pdata_len);
 	if (rep->status != DROCE_CM_SIDR_SUCCESS) {
 		ev->event = DROCE_CM_EVENT_UNREACHABLE;
-		ev->status = -ECONNREFUSED;	/* as Linux's cma reports a refusal */
+		ev->status = rep->status;
 		return;
 	}
 	if (r->ps == DROCE_RDMA_PS_UDP && rep->qkey != DROCE_CTRL_CM_UDP_QKEY) {
-		ev->event = DROCE_CM_EVENT_UNREACHABLE;
-		ev->status = -EINVAL;		/* Linux checks it too */
+		/* Linux: not the Q_Key the id's QP has (cma_set_qkey) */
+		ev->event = DROCE_CM_EVENT_ADDR_ERROR;
+		ev->status = -EINVAL;
 		return;
 	}
 	ev->event = DROCE_CM_EVENT_ESTABLISHED;
 	ev_ud(ev, r->dst.gid, r->src.gid, rep->qpn, rep->qkey);
-	ev_pdata(ev, e->pdata, e->pdata_len);
 }
 
 /*
