@@ -469,7 +469,9 @@ rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a, uint32_t flags)
 		return EINVAL;
 	}
 	r->src = *a;
-	r->afonly = droce_cm_bind_afonly(a->family, flags & DROCE_CTRL_CM_BIND_AFONLY_SET,
+	/* AFONLY on says it was set, even from a client that sends no _SET */
+	r->afonly = droce_cm_bind_afonly(a->family, flags & (DROCE_CTRL_CM_BIND_AFONLY_SET |
+							     DROCE_CTRL_CM_BIND_AFONLY),
 					 flags & DROCE_CTRL_CM_BIND_AFONLY);
 	r->reuseaddr = flags & DROCE_CTRL_CM_BIND_REUSEADDR;
 	if (a->port != 0) {
