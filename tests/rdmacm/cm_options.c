@@ -16,11 +16,12 @@
  * portals), distinct addresses; a wildcard beside another id is
  * EADDRNOTAVAIL, the same address EADDRINUSE, and rdma_listen on a
  * REUSEADDR id re-checks its port as if without it. Two listeners on one
- * port each get the REQs of their family. The event parameters are the
- * receiver's view (the peer's initiator depth as responder_resources and
- * the reverse), with Linux's private data lengths, and a retry count of 10
- * becomes 7 (clamped, not masked). A connection: the active side's TOS and ACK_TIMEOUT
- * are its QP's traffic class and timeout; the passive side's QP is made
+ * port each get the REQs (and SIDR_REQs) of their family; a refused
+ * SIDR_REQ is UNREACHABLE with the SIDR status. The event parameters are
+ * the receiver's view (the peer's initiator depth as responder_resources
+ * and the reverse), with Linux's private data lengths, and a retry count
+ * of 10 becomes 7 (clamped, not masked). A connection: the active side's
+ * TOS and ACK_TIMEOUT are its QP's traffic class and timeout; the passive side's QP is made
  * on the id's SRQ (rdma_create_srq), a SEND lands there, byte for byte;
  * rdma_notify(COMM_EST) is EINVAL on the active side and EISCONN once
  * established. A thread blocked in rdma_get_cm_event on a channel the
@@ -369,6 +370,72 @@ dispatch(const char *ip)
 	rdma_destroy_id(l4);
 }
 
+/* A UD id with a QP sending a SIDR_REQ to @p dst. */
+static struct rdma_cm_id *
+ud_client_to(const void *dst)
+{
+	struct ibv_qp_init_attr qa = small_qp;
+	struct rdma_conn_param cp = { 0 };
+	struct rdma_cm_id *cl;
+
+	qa.qp_type = IBV_QPT_UD;
+	rdma_create_id(chan, &cl, NULL, RDMA_PS_UDP);
+	if (rdma_resolve_addr(cl, NULL, (struct sockaddr *)dst, 2000) != 0)
+		exit(1);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED, cl));
+	rdma_resolve_route(cl, 2000);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED, cl));
+	if (rdma_create_qp(cl, NULL, &qa) != 0 || rdma_connect(cl, &cp) != 0)
+		exit(1);
+	return cl;
+}
+
+/* SIDR_REQs too: two UD listeners on one port, each given its family's. */
+static void
+dispatch_ud(const char *ip)
+{
+	struct sockaddr_in6 any6 = { .sin6_family = AF_INET6, .sin6_port = htons(20895) };
+	struct sockaddr_in any4, dst4;
+	struct sockaddr_in6 dst6;
+	struct rdma_cm_id *l4, *l6, *cl;
+	struct rdma_cm_event *e;
+	int i, afonly = 1;
+
+	sin_of(&any4, "0.0.0.0", 20895);
+	rdma_create_id(chan, &l4, NULL, RDMA_PS_UDP);
+	rdma_create_id(chan, &l6, NULL, RDMA_PS_UDP);
+	if (rdma_set_option(l6, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly, sizeof(afonly)) ||
+	    rdma_bind_addr(l4, (struct sockaddr *)&any4) != 0 ||
+	    rdma_bind_addr(l6, (struct sockaddr *)&any6) != 0 ||
+	    rdma_listen(l4, 4) != 0 || rdma_listen(l6, 4) != 0) {
+		CHECK(0, "UD listeners on 0.0.0.0:20895 and AFONLY [::]:20895 (%d)", errno);
+		return;
+	}
+	sin_of(&dst4, ip, 20895);
+	sin6_mapped(&dst6, ip, 20895);
+	for (i = 0; i < 2; i++) {
+		cl = ud_client_to(i == 0 ? (void *)&dst4 : (void *)&dst6);
+		e = expect(RDMA_CM_EVENT_CONNECT_REQUEST, NULL);
+		CHECK(e->listen_id == (i == 0 ? l4 : l6) &&
+		      e->param.ud.private_data_len == 180,
+		      "an IPv%d SIDR_REQ reaches the %s listener, 180 bytes of private data (%u)",
+		      i == 0 ? 4 : 6, i == 0 ? "0.0.0.0" : "AFONLY [::]",
+		      e->param.ud.private_data_len);
+		rdma_reject(e->id, NULL, 0);
+		rdma_destroy_id(e->id);
+		rdma_ack_cm_event(e);
+		e = expect(RDMA_CM_EVENT_UNREACHABLE, cl);
+		CHECK(e->status == 2 && e->param.ud.private_data_len == 136,
+		      "refused: UNREACHABLE with the SIDR status 2 (Reject), as Linux (%d), the "
+		      "SIDR_REP's 136 bytes (%u)", e->status, e->param.ud.private_data_len);
+		rdma_ack_cm_event(e);
+		rdma_destroy_qp(cl);
+		rdma_destroy_id(cl);
+	}
+	rdma_destroy_id(l6);
+	rdma_destroy_id(l4);
+}
+
 /*
  * What each side's events carry, as Linux's cma.c and ib_cm report them:
  * the peer's depths swapped into the receiver's view, its QPN, flags and
@@ -626,6 +693,7 @@ main(int argc, char **argv)
 	CHECK(afonly_try(argv[1], 20889, 0), "a [::] listener without AFONLY takes an IPv4 peer");
 	port_sharing(argv[1]);
 	dispatch(argv[1]);
+	dispatch_ud(argv[1]);
 	conn_params(argv[1]);
 	connection(argv[1]);
 	destroyed_under_reader();
