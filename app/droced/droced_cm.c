@@ -18,6 +18,11 @@
  * CM_HELLO. They move their QPs themselves with what CM_INIT_QP_ATTR says,
  * as librdmacm does with the kernel's CM.
  *
+ * Ports are shared by Linux's rules (lib/cm's droce_cm_bind.h): every
+ * bound id that is not a connection's passive end owns its (port space,
+ * port), several may, and the listeners of one port share one lib/cm
+ * listener, whose REQs go to the one that takes their family and address.
+ *
  * UD ids connect with SIDR (a SIDR_REQ with the cma header, answered by
  * the client's rdma_accept or rdma_reject); a multicast join is checked
  * and answered here, the QP's attach is the client's (ibv_attach_mcast).
@@ -36,6 +41,7 @@
 #include <unistd.h>
 
 #include "droce_cm.h"
+#include "droce_cm_bind.h"
 #include "droce_cm_ip.h"
 #include "droce_config.h"
 #include "droce_core.h"
@@ -44,6 +50,13 @@
 #include "droced.h"
 
 #define CM_MAX_IDS	1024		/* rdma_cm ids, and lib/cm ids: a power of two */
+/*
+ * An id's handle: its slot + 1 in the low bits, the slot's generation above,
+ * so that an event still in a pipe when its id is destroyed is not taken
+ * for the next id in that slot (the client drops it: no such id)
+ */
+#define CM_HANDLE_SLOT_BITS	11
+#define CM_HANDLE_SLOT_MASK	((1u << CM_HANDLE_SLOT_BITS) - 1)
 #define CM_MAX_CLIENTS	256		/* event channels */
 #define CM_PORT_FIRST	32768		/* ephemeral ports, as Linux's default range */
 #define CM_PORT_LAST	60999
@@ -75,7 +88,7 @@
 	C(EVENTS_LOST,   "events lost: the client's event pipe was full or gone") \
 	C(REQ_BAD_HDR,   "REQs refused: no valid cma header in the private data") \
 	C(REQ_NO_ID,     "REQs refused: no free rdma_cm id") \
-	C(REQ_WRONG_IP,  "REQs refused: the listener is bound to another address") \
+	C(REQ_WRONG_IP,  "REQs and SIDR_REQs refused: no listener of the port takes their address") \
 	C(SIDR_BAD_HDR,  "SIDR_REQs refused: no valid cma header in the private data") \
 	C(WRONG_QP_TYPE, "REQs for a UD listener, SIDR_REQs for an RC/UC one: refused") \
 	C(IPOIB,         "RDMA_PS_IPOIB ids refused a source address or a SIDR_REQ (no IPoIB on RoCE)") \
@@ -111,12 +124,17 @@ struct rid {
 	struct droce_ctrl_cm_addr dst;	/* the peer's */
 	bool bound;
 	uint32_t bind_flags;		/* DROCE_CTRL_CM_BIND_* */
+	bool afonly;			/* peers of src.family only (droce_cm_bind_afonly) */
+	bool reuseaddr;			/* REUSEADDR and not listening: rdma_listen clears it */
+	uint32_t backlog;		/* a listener: its REQs not answered yet, at most */
+	struct rid *listener;		/* a passive id: the listener its REQ came to */
 	bool addr_resolved;
 	bool route_resolved;
 	bool passive;			/* made by a REQ */
 	uint64_t resolve_deadline;	/* non-zero: waiting for the peer's MAC */
 	uint32_t psn;			/* the Starting PSN we send: our receive PSN */
 	struct droce_cm_id *cmid;	/* the connection, or the listener */
+	uint32_t gen;			/* the slot's generation: kept when freed */
 	/* a passive id: what the REQ offered */
 	uint8_t peer_rr, peer_depth;
 };
@@ -150,31 +168,44 @@ static struct {
 static uint32_t
 rid_handle(const struct rid *r)
 {
-	return (uint32_t)(r - g.rids) + 1;
+	return (r->gen << CM_HANDLE_SLOT_BITS) | ((uint32_t)(r - g.rids) + 1);
+}
+
+/* The live id @p handle names, whoever owns it, or NULL. */
+static struct rid *
+rid_lookup(uint32_t handle)
+{
+	uint32_t slot = (handle & CM_HANDLE_SLOT_MASK) - 1;	/* 0 wraps: refused */
+	struct rid *r;
+
+	if (slot >= CM_MAX_IDS)
+		return NULL;
+	r = &g.rids[slot];
+	return r->owner != NULL && rid_handle(r) == handle ? r : NULL;
 }
 
 static struct rid *
 rid_get(struct cm_client *c, uint32_t handle)
 {
-	struct rid *r;
+	struct rid *r = rid_lookup(handle);
 
-	if (handle == 0 || handle > CM_MAX_IDS)
-		return NULL;
-	r = &g.rids[handle - 1];
-	return r->owner == c ? r : NULL;
+	return r != NULL && r->owner == c ? r : NULL;
 }
 
 static struct rid *
 rid_alloc(struct cm_client *c, uint64_t uctx, uint16_t ps, uint32_t qp_type)
 {
 	unsigned int i;
+	uint32_t gen;
 
 	for (i = 0; i < CM_MAX_IDS; i++) {
 		struct rid *r = &g.rids[i];
 
 		if (r->owner != NULL)
 			continue;
+		gen = r->gen;
 		memset(r, 0, sizeof(*r));
+		r->gen = gen;
 		r->owner = c;
 		r->uctx = uctx;
 		r->ps = ps;
@@ -183,16 +214,6 @@ rid_alloc(struct cm_client *c, uint64_t uctx, uint16_t ps, uint32_t qp_type)
 		return r;
 	}
 	return NULL;
-}
-
-static void
-rid_free(struct rid *r)
-{
-	if (r->cmid != NULL) {
-		r->cmid->context = NULL;	/* no more events: lib/cm finishes alone */
-		droce_cm_id_destroy(r->cmid, g.now);
-	}
-	memset(r, 0, sizeof(*r));
 }
 
 /* ---- events ---- */
@@ -309,28 +330,107 @@ addr_ok(const struct droce_ctrl_cm_addr *a)
 	return a->family == AF_INET6;
 }
 
-/*
- * Is @p port of @p ps in use for a new bind with @p flags? Ids that both
- * asked for REUSEADDR share a port unless one of them listens (as Linux's
- * rdma_cm: a listener keeps its port to itself).
- */
+static void
+rid_bind_view(const struct rid *r, struct droce_cm_bind *b)
+{
+	b->family = r->src.family;
+	memcpy(b->addr, r->src.gid, 16);
+	b->afonly = r->afonly;
+	b->reuseaddr = r->reuseaddr;
+}
+
+/* Does @p o own a port (of @p r's port space, when it is @p port)? */
 static bool
-port_taken(uint16_t ps, uint16_t port, uint32_t flags)
+port_owner(const struct rid *o, const struct rid *r, uint16_t port)
+{
+	/* a connection's passive end is no owner: Linux binds it to no port */
+	return o != r && o->owner != NULL && o->bound && !o->passive && o->ps == r->ps &&
+	       o->src.port == port;
+}
+
+/*
+ * May @p r (its src set) own its port beside the owners already there?
+ * Linux's cma_check_port; @p reuse false for rdma_listen's re-check.
+ * @return 0, EADDRNOTAVAIL or EADDRINUSE.
+ */
+static int
+port_check(const struct rid *r, bool reuse)
+{
+	struct droce_cm_bind mine, cur;
+	unsigned int i;
+	int ret;
+
+	rid_bind_view(r, &mine);
+	for (i = 0; i < CM_MAX_IDS; i++) {
+		if (!port_owner(&g.rids[i], r, r->src.port))
+			continue;
+		rid_bind_view(&g.rids[i], &cur);
+		ret = droce_cm_bind_check(&mine, &cur, reuse);
+		if (ret != 0)
+			return -ret;
+	}
+	return 0;
+}
+
+/* An ephemeral port: one nobody owns (Linux may also share one between
+ * connections to different peers; a free one is always among them) */
+static bool
+port_unused(const struct rid *r, uint16_t port)
+{
+	unsigned int i;
+
+	for (i = 0; i < CM_MAX_IDS; i++)
+		if (port_owner(&g.rids[i], r, port))
+			return false;
+	return true;
+}
+
+/* The other listener of @p r's port, if there is one: its lib/cm listener is ours too. */
+static struct rid *
+listener_of_port(const struct rid *r)
 {
 	unsigned int i;
 
 	for (i = 0; i < CM_MAX_IDS; i++) {
-		const struct rid *o = &g.rids[i];
+		struct rid *o = &g.rids[i];
 
-		if (o->owner == NULL || !o->bound || o->passive || o->ps != ps ||
-		    o->src.port != port)
-			continue;
-		if ((flags & o->bind_flags & DROCE_CTRL_CM_BIND_REUSEADDR) &&
-		    (o->cmid == NULL || o->cmid->state != DROCE_CM_LISTEN))
-			continue;
-		return true;
+		if (port_owner(o, r, r->src.port) && o->cmid != NULL &&
+		    o->cmid->state == DROCE_CM_LISTEN)
+			return o;
 	}
-	return false;
+	return NULL;
+}
+
+/* A listener going away: the other listeners of its port keep the lib/cm one. */
+static void
+listener_leave(struct rid *r)
+{
+	struct rid *o = listener_of_port(r);
+	unsigned int i;
+
+	for (i = 0; i < CM_MAX_IDS; i++)
+		if (g.rids[i].listener == r)
+			g.rids[i].listener = NULL;	/* its requests stay the owner's */
+	if (o == NULL)
+		return;		/* the last one: rid_free destroys it */
+	r->cmid->backlog -= r->backlog;
+	r->cmid = NULL;
+}
+
+static void
+rid_free(struct rid *r)
+{
+	uint32_t gen;
+
+	if (r->cmid != NULL && r->cmid->state == DROCE_CM_LISTEN)
+		listener_leave(r);
+	if (r->cmid != NULL) {
+		r->cmid->context = NULL;	/* no more events: lib/cm finishes alone */
+		droce_cm_id_destroy(r->cmid, g.now);
+	}
+	gen = r->gen + 1;	/* the next id here gets another handle */
+	memset(r, 0, sizeof(*r));
+	r->gen = gen & (UINT32_MAX >> CM_HANDLE_SLOT_BITS);
 }
 
 /*
@@ -354,6 +454,7 @@ static int
 rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a, uint32_t flags)
 {
 	unsigned int tries;
+	int ret;
 
 	if (r->bound)
 		return EINVAL;
@@ -368,24 +469,81 @@ rid_bind(struct rid *r, const struct droce_ctrl_cm_addr *a, uint32_t flags)
 		return EINVAL;
 	}
 	r->src = *a;
+	/* AFONLY on says it was set, even from a client that sends no _SET */
+	r->afonly = droce_cm_bind_afonly(a->family, flags & (DROCE_CTRL_CM_BIND_AFONLY_SET |
+							     DROCE_CTRL_CM_BIND_AFONLY),
+					 flags & DROCE_CTRL_CM_BIND_AFONLY);
+	r->reuseaddr = flags & DROCE_CTRL_CM_BIND_REUSEADDR;
 	if (a->port != 0) {
-		if (port_taken(r->ps, a->port, flags))
-			return EADDRINUSE;
+		ret = port_check(r, true);
 	} else {
+		ret = EADDRNOTAVAIL;	/* every port taken: Linux's answer */
 		for (tries = 0; tries <= CM_PORT_LAST - CM_PORT_FIRST; tries++) {
 			uint16_t p = (uint16_t)(CM_PORT_FIRST + g.next_port++ %
 						(CM_PORT_LAST - CM_PORT_FIRST + 1));
 
-			if (!port_taken(r->ps, p, 0)) {
+			if (port_unused(r, p)) {
 				r->src.port = p;
+				ret = 0;
 				break;
 			}
 		}
-		if (r->src.port == 0)
-			return EADDRINUSE;
+	}
+	if (ret != 0) {
+		memset(&r->src, 0, sizeof(r->src));
+		return ret;
 	}
 	r->bound = true;
 	r->bind_flags = flags;
+	return 0;
+}
+
+/*
+ * rdma_listen: the first listener of a port makes lib/cm's listener for its
+ * service ID, the others share it (its backlog the sum of theirs).
+ */
+static int
+rid_listen(struct rid *r, uint32_t backlog)
+{
+	struct rid *o;
+	int ret;
+
+	/* idle or bound only, as Linux's cma: not once an address was asked for */
+	if (r->passive || r->cmid != NULL || r->dst.family != 0)
+		return EINVAL;
+	if (!r->bound) {
+		/* Linux binds an idle listener to 0.0.0.0, port 0 */
+		struct droce_ctrl_cm_addr any = { .family = AF_INET, .gid = { [10] = 0xff, 0xff } };
+
+		ret = rid_bind(r, &any, 0);
+		if (ret != 0)
+			return ret;
+	}
+	if (r->reuseaddr) {
+		/* Linux: a listener's port must be its own as if it had not asked
+		 * for REUSEADDR, and it stops counting as a REUSEADDR id */
+		ret = port_check(r, false);
+		if (ret != 0)
+			return ret;
+		r->reuseaddr = false;
+	}
+	r->backlog = backlog != 0 ? backlog : 1;
+	o = listener_of_port(r);
+	if (o != NULL) {
+		r->cmid = o->cmid;
+		r->cmid->backlog += r->backlog;
+		return 0;
+	}
+	ret = droce_cm_id_create(&g.cm, NULL, &r->cmid);	/* REQs find their rid */
+	if (ret < 0)
+		return ENOMEM;
+	ret = droce_cm_listen(r->cmid, droce_cm_ip_service_id(r->ps, r->src.port), 0,
+			      r->backlog);
+	if (ret < 0) {
+		droce_cm_id_destroy(r->cmid, g.now);
+		r->cmid = NULL;
+		return -ret;
+	}
 	return 0;
 }
 
@@ -501,13 +659,53 @@ held_retry(void)
 	}
 }
 
-/* A REQ for one of our listeners: a new rdma_cm id, and CONNECT_REQUEST. */
+/* REQs and SIDR_REQs that @p l's owner has not answered yet. */
+static uint32_t
+listener_pending(const struct rid *l)
+{
+	uint32_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < CM_MAX_IDS; i++) {
+		const struct rid *c = &g.rids[i];
+
+		n += c->listener == l && c->cmid != NULL &&
+		     (c->cmid->state == DROCE_CM_REQ_RCVD || c->cmid->state == DROCE_CM_MRA_REQ_SENT ||
+		      c->cmid->state == DROCE_CM_SIDR_REQ_RCVD);
+	}
+	return n;
+}
+
+/*
+ * The listener of lib/cm's @p listen that takes a REQ or SIDR_REQ whose
+ * cma header says @p ip (Linux's cma_find_listener), or NULL.
+ */
+static struct rid *
+listener_find(const struct droce_cm_id *listen, const struct droce_cm_ip_info *ip)
+{
+	struct droce_cm_bind b;
+	unsigned int i;
+
+	for (i = 0; i < CM_MAX_IDS; i++) {
+		struct rid *l = &g.rids[i];
+
+		if (l->owner == NULL || l->cmid != listen)
+			continue;
+		rid_bind_view(l, &b);
+		if (droce_cm_bind_takes(&b, ip))
+			return l;
+	}
+	return NULL;
+}
+
+/* A REQ for listener @p l: a new rdma_cm id, and CONNECT_REQUEST. */
 static void
-req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event *e)
+req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event *e,
+	     const struct droce_cm_ip_info *hdr)
 {
 	const struct droce_cm_req_info *req = &e->msg->req;
 	struct droce_ctrl_cm_event ev = { .event = DROCE_CM_EVENT_CONNECT_REQUEST };
-	struct droce_cm_ip_info ip;
+	const struct droce_cm_ip_info ip = *hdr;
 	struct rid *c;
 	uint16_t reason = DROCE_CM_REJ_CONSUMER_DEFINED;
 
@@ -515,15 +713,9 @@ req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event 
 		CMC(WRONG_QP_TYPE);	/* a UD listener takes SIDR_REQs only, as Linux's */
 		goto reject;
 	}
-	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, req->service_id, &ip) != 0) {
-		CMC(REQ_BAD_HDR);
-		goto reject;
-	}
-	if ((!gid_is_any(l->src.gid) && memcmp(l->src.gid, ip.dst, 16) != 0) ||
-	    ((l->bind_flags & DROCE_CTRL_CM_BIND_AFONLY) && l->src.family == AF_INET6 &&
-	     ip.ip_version == 4)) {
-		CMC(REQ_WRONG_IP);
-		reason = DROCE_CM_REJ_INVALID_SERVICE_ID;
+	if (listener_pending(l) >= l->backlog) {
+		g.cm.cnt[DROCE_CM_CNT_BACKLOG_FULL]++;	/* lib/cm's bound is the port's */
+		reason = DROCE_CM_REJ_NO_RESOURCES;
 		goto reject;
 	}
 	c = rid_alloc(l->owner, l->uctx, l->ps, l->qp_type);
@@ -540,6 +732,7 @@ req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event 
 	c->dst.port = ip.src_port;
 	memcpy(c->dst.gid, ip.src, 16);
 	c->cmid = id;
+	c->listener = l;
 	c->peer_rr = (uint8_t)req->responder_resources;
 	c->peer_depth = (uint8_t)req->initiator_depth;
 	id->context = c;
@@ -548,14 +741,16 @@ req_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event 
 	ev.id = rid_handle(c);
 	ev.listen_id = rid_handle(l);
 	ev.qpn = req->local_qpn;
-	ev.responder_resources = (uint8_t)req->responder_resources;
-	ev.initiator_depth = (uint8_t)req->initiator_depth;
+	/* the receiver's view, as Linux's ib_cm swaps them (cm_format_req_event) */
+	ev.responder_resources = (uint8_t)req->initiator_depth;
+	ev.initiator_depth = (uint8_t)req->responder_resources;
 	ev.rnr_retry_count = req->rnr_retry_count;
 	ev.retry_count = (uint8_t)req->retry_count;
 	ev.srq = req->srq;
 	ev.flow_control = (uint8_t)req->flow_control;
 	ev.ece_vendor_id = id->conn.remote_ece.vendor_id;
 	ev.ece_options = id->conn.remote_ece.options;
+	/* all of the REQ's after the header (56 bytes), as Linux reports it */
 	ev_pdata(&ev, e->pdata + DROCE_CMA_HDR_BYTES, e->pdata_len - DROCE_CMA_HDR_BYTES);
 	emit(c, &ev);
 	return;
@@ -571,11 +766,12 @@ reject:
  * QPN and the Q_Key) or rdma_reject.
  */
 static void
-sidr_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event *e)
+sidr_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event *e,
+	      const struct droce_cm_ip_info *hdr)
 {
 	struct droce_cm_sidr_rep_param refuse = { .status = DROCE_CM_SIDR_REJECT };
 	struct droce_ctrl_cm_event ev = { .event = DROCE_CM_EVENT_CONNECT_REQUEST };
-	struct droce_cm_ip_info ip;
+	const struct droce_cm_ip_info ip = *hdr;
 	struct rid *c;
 
 	if (l->qp_type != IBV_QPT_UD) {
@@ -586,15 +782,8 @@ sidr_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event
 		CMC(IPOIB);		/* Linux's listener on RoCE refuses it too */
 		goto refuse;
 	}
-	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, e->msg->sidr_req.service_id, &ip) != 0) {
-		CMC(SIDR_BAD_HDR);
-		goto refuse;
-	}
-	if ((!gid_is_any(l->src.gid) && memcmp(l->src.gid, ip.dst, 16) != 0) ||
-	    ((l->bind_flags & DROCE_CTRL_CM_BIND_AFONLY) && l->src.family == AF_INET6 &&
-	     ip.ip_version == 4)) {
-		CMC(REQ_WRONG_IP);
-		refuse.status = DROCE_CM_SIDR_UNSUPPORTED;
+	if (listener_pending(l) >= l->backlog) {
+		g.cm.cnt[DROCE_CM_CNT_BACKLOG_FULL]++;
 		goto refuse;
 	}
 	c = rid_alloc(l->owner, l->uctx, l->ps, l->qp_type);
@@ -610,6 +799,7 @@ sidr_received(struct rid *l, struct droce_cm_id *id, const struct droce_cm_event
 	c->dst.port = ip.src_port;
 	memcpy(c->dst.gid, ip.src, 16);
 	c->cmid = id;
+	c->listener = l;
 	id->context = c;
 
 	ev.uctx = l->uctx;
@@ -625,25 +815,71 @@ refuse:
 	droce_cm_id_destroy(id, g.now);
 }
 
-/* The answer to our SIDR_REQ: ESTABLISHED with the peer's QPN, or UNREACHABLE. */
+/*
+ * The answer to our SIDR_REQ, as Linux's cma_sidr_rep_handler reports it:
+ * ESTABLISHED with the peer's QPN, or UNREACHABLE with the SIDR status
+ * (1 unsupported, 2 reject...); the SIDR_REP's private data either way.
+ */
 static void
 sidr_answered(struct rid *r, const struct droce_cm_event *e, struct droce_ctrl_cm_event *ev)
 {
 	const struct droce_cm_sidr_rep_info *rep = &e->msg->sidr_rep;
 
+	ev_pdata(ev, e->pdata, e->pdata_len);
 	if (rep->status != DROCE_CM_SIDR_SUCCESS) {
 		ev->event = DROCE_CM_EVENT_UNREACHABLE;
-		ev->status = -ECONNREFUSED;	/* as Linux's cma reports a refusal */
+		ev->status = rep->status;
 		return;
 	}
 	if (r->ps == DROCE_RDMA_PS_UDP && rep->qkey != DROCE_CTRL_CM_UDP_QKEY) {
-		ev->event = DROCE_CM_EVENT_UNREACHABLE;
-		ev->status = -EINVAL;		/* Linux checks it too */
+		/* Linux: not the Q_Key the id's QP has (cma_set_qkey) */
+		ev->event = DROCE_CM_EVENT_ADDR_ERROR;
+		ev->status = -EINVAL;
 		return;
 	}
 	ev->event = DROCE_CM_EVENT_ESTABLISHED;
 	ev_ud(ev, r->dst.gid, r->src.gid, rep->qpn, rep->qkey);
-	ev_pdata(ev, e->pdata, e->pdata_len);
+}
+
+/*
+ * A REQ or SIDR_REQ reached lib/cm's listener of its service ID: to the
+ * rdma_cm listener of that port which takes its family and address. None:
+ * refused as Linux refuses it (REJ Consumer Defined, SIDR Reject: its
+ * cma's handler fails, and ib_cm rejects).
+ */
+static void
+listener_dispatch(struct droce_cm_id *id, const struct droce_cm_event *e)
+{
+	struct droce_cm_sidr_rep_param refuse = { .status = DROCE_CM_SIDR_REJECT };
+	bool sidr = e->type == DROCE_CM_EV_SIDR_REQ_RECEIVED;
+	uint64_t sid = sidr ? e->msg->sidr_req.service_id : e->msg->req.service_id;
+	struct droce_cm_ip_info ip;
+	struct rid *l;
+
+	if (droce_cm_ip_hdr_parse(e->pdata, e->pdata_len, sid, &ip) != 0) {
+		if (sidr)
+			CMC(SIDR_BAD_HDR);
+		else
+			CMC(REQ_BAD_HDR);
+		goto refuse;
+	}
+	l = listener_find(e->listen, &ip);
+	if (l == NULL) {
+		CMC(REQ_WRONG_IP);
+		goto refuse;
+	}
+	if (sidr)
+		sidr_received(l, id, e, &ip);
+	else
+		req_received(l, id, e, &ip);
+	return;
+
+refuse:
+	if (sidr)
+		(void)droce_cm_sidr_rep(id, &refuse, g.now);
+	else
+		(void)droce_cm_reject(id, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0, g.now);
+	droce_cm_id_destroy(id, g.now);
 }
 
 static void
@@ -654,14 +890,7 @@ cm_event(void *ctx, struct droce_cm_id *id, const struct droce_cm_event *e)
 
 	(void)ctx;
 	if (e->type == DROCE_CM_EV_REQ_RECEIVED || e->type == DROCE_CM_EV_SIDR_REQ_RECEIVED) {
-		struct rid *l = e->listen->context;
-
-		if (l == NULL)
-			droce_cm_id_destroy(id, g.now);
-		else if (e->type == DROCE_CM_EV_REQ_RECEIVED)
-			req_received(l, id, e);
-		else
-			sidr_received(l, id, e);
+		listener_dispatch(id, e);
 		return;
 	}
 	if (r == NULL)
@@ -672,8 +901,9 @@ cm_event(void *ctx, struct droce_cm_id *id, const struct droce_cm_event *e)
 
 		ev.event = DROCE_CM_EVENT_CONNECT_RESPONSE;
 		ev.qpn = rep->local_qpn;
-		ev.responder_resources = rep->responder_resources;
-		ev.initiator_depth = rep->initiator_depth;
+		/* the receiver's view, as Linux's ib_cm swaps them (cm_format_rep_event) */
+		ev.responder_resources = rep->initiator_depth;
+		ev.initiator_depth = rep->responder_resources;
 		ev.rnr_retry_count = rep->rnr_retry_count;
 		ev.srq = rep->srq;
 		ev.flow_control = rep->flow_control;
@@ -691,16 +921,15 @@ cm_event(void *ctx, struct droce_cm_id *id, const struct droce_cm_event *e)
 		ev_pdata(&ev, e->pdata, e->pdata_len);
 		break;
 	case DROCE_CM_EV_REQ_ERROR:
+	case DROCE_CM_EV_REP_ERROR:	/* Linux's cma reports both so */
 		ev.event = DROCE_CM_EVENT_UNREACHABLE;
 		ev.status = -ETIMEDOUT;
 		break;
-	case DROCE_CM_EV_REP_ERROR:
-		ev.event = DROCE_CM_EVENT_CONNECT_ERROR;
+	case DROCE_CM_EV_DREQ_ERROR:
 		ev.status = -ETIMEDOUT;
-		break;
+		/* fall through */
 	case DROCE_CM_EV_DREQ_RECEIVED:
 	case DROCE_CM_EV_DREP_RECEIVED:
-	case DROCE_CM_EV_DREQ_ERROR:
 		ev.event = DROCE_CM_EVENT_DISCONNECTED;
 		break;
 	case DROCE_CM_EV_TIMEWAIT_EXIT:
@@ -893,8 +1122,9 @@ rid_connect(struct rid *r, const struct droce_ctrl_cm_conn *q)
 	p.initiator_depth = q->initiator_depth;
 	p.remote_cm_response_timeout = CM_RESPONSE_TIMEOUT;
 	p.local_cm_response_timeout = CM_RESPONSE_TIMEOUT;
-	p.retry_count = q->retry_count & 7;
-	p.rnr_retry_count = q->rnr_retry_count & 7;
+	/* 3-bit fields: Linux's cma clamps (fio asks for 10 and gets 7) */
+	p.retry_count = DROCE_MIN(q->retry_count, 7);
+	p.rnr_retry_count = DROCE_MIN(q->rnr_retry_count, 7);
 	p.max_cm_retries = CM_MAX_RETRIES;
 	p.srq = q->srq != 0;
 	p.flow_control = q->flow_control != 0;
@@ -976,7 +1206,7 @@ rid_accept(struct rid *r, const struct droce_ctrl_cm_conn *q)
 	p.responder_resources = q->responder_resources;
 	p.initiator_depth = q->initiator_depth;
 	p.target_ack_delay = 0;
-	p.rnr_retry_count = q->rnr_retry_count & 7;
+	p.rnr_retry_count = DROCE_MIN(q->rnr_retry_count, 7);	/* clamped, as Linux's */
 	p.srq = q->srq != 0;
 	p.flow_control = q->flow_control != 0;
 	p.ece.vendor_id = q->ece_vendor_id;
@@ -1054,12 +1284,9 @@ cm_hello(struct droce_client *cl, const struct droce_ctrl_cm_hello_req *q, int f
 static int
 rid_migrate(struct cm_client *c, uint32_t handle)
 {
-	struct rid *r;
+	struct rid *r = rid_lookup(handle);
 
-	if (handle == 0 || handle > CM_MAX_IDS)
-		return EINVAL;
-	r = &g.rids[handle - 1];
-	if (r->owner == NULL || c->pid == 0 || r->owner->pid != c->pid)
+	if (r == NULL || c->pid == 0 || r->owner->pid != c->pid)
 		return EINVAL;		/* another process's ids are not for taking */
 	r->owner = c;
 	return 0;
@@ -1149,7 +1376,8 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 
 		loopback_as_any(&a);
 		ret = rid_bind(r, &a, q->flags & (DROCE_CTRL_CM_BIND_REUSEADDR |
-						   DROCE_CTRL_CM_BIND_AFONLY));
+						   DROCE_CTRL_CM_BIND_AFONLY |
+						   DROCE_CTRL_CM_BIND_AFONLY_SET));
 		if (ret == 0) {
 			out->addr = r->src;
 			*rep_len = sizeof(*out);
@@ -1168,27 +1396,7 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		emit_simple(r, DROCE_CM_EVENT_ROUTE_RESOLVED, 0);
 		return 0;
 	case DROCE_CTRL_CM_LISTEN:
-		/* idle or bound only, as Linux's cma: not once an address was asked for */
-		if (r->passive || r->cmid != NULL || r->dst.family != 0)
-			return EINVAL;
-		if (!r->bound) {
-			struct droce_ctrl_cm_addr any = { .family = AF_INET6 };
-
-			ret = rid_bind(r, &any, 0);
-			if (ret != 0)
-				return ret;
-		}
-		ret = droce_cm_id_create(&g.cm, r, &r->cmid);
-		if (ret < 0)
-			return ENOMEM;
-		ret = droce_cm_listen(r->cmid, droce_cm_ip_service_id(r->ps, r->src.port), 0,
-				      h->arg);
-		if (ret < 0) {
-			droce_cm_id_destroy(r->cmid, g.now);
-			r->cmid = NULL;
-			return -ret;
-		}
-		return 0;
+		return rid_listen(r, h->arg);
 	case DROCE_CTRL_CM_CONNECT:
 		return rid_connect(r, body);
 	case DROCE_CTRL_CM_ACCEPT:

@@ -294,7 +294,7 @@ struct droce_cm_id {
 	struct droce_cm_addr addr;	/**< the peer's CM */
 
 	struct droce_cm_id *listen;	/**< the listener a REQ came through */
-	uint32_t backlog;		/**< listener: most REQs not answered yet */
+	uint32_t backlog;		/**< listener: most REQs not answered yet (its owner may change it) */
 	uint32_t pending;		/**< listener: REQs not answered yet */
 
 	struct {			/* the connection, for droce_cm_qp_attr() */

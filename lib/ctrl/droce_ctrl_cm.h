@@ -111,7 +111,10 @@ struct droce_ctrl_cm_bind_req {
 	struct droce_ctrl_cm_addr addr;
 };
 #define DROCE_CTRL_CM_BIND_REUSEADDR	1u	/**< share the port with other such ids */
-#define DROCE_CTRL_CM_BIND_AFONLY	2u	/**< an IPv6 id: no IPv4 peers */
+#define DROCE_CTRL_CM_BIND_AFONLY	2u	/**< only peers of the id's own family */
+/** AFONLY was set (to 0 or 1); without it the family decides, as in Linux:
+ *  AF_INET ids are AFONLY, AF_INET6 ones not (lib/cm's droce_cm_bind_afonly) */
+#define DROCE_CTRL_CM_BIND_AFONLY_SET	4u
 struct droce_ctrl_cm_bind_rep {
 	struct droce_ctrl_cm_addr addr;	/**< the port chosen for 0 */
 };
@@ -206,7 +209,10 @@ struct droce_ctrl_cm_event {
 	uint64_t uctx;		/**< the id's; CONNECT_REQUEST: the listener's */
 	uint32_t id;		/**< CONNECT_REQUEST: the new id */
 	uint32_t listen_id;	/**< CONNECT_REQUEST: the listener */
-	/* the peer's side of rdma_conn_param */
+	/* rdma_conn_param in the receiver's view, as Linux's ib_cm reports a
+	 * REQ or REP: responder_resources is the peer's initiator depth (what
+	 * we must offer), initiator_depth its responder resources (what we may
+	 * use) */
 	uint32_t qpn;
 	uint8_t responder_resources;
 	uint8_t initiator_depth;

@@ -1051,8 +1051,9 @@ conn_request(struct rdmacm_chan *ch, struct rdmacm_event *e, const struct droce_
 	if (c == NULL)
 		return ENOMEM;
 	c->handle = w->id;
-	c->peer_rr = w->responder_resources;
-	c->peer_depth = w->initiator_depth;
+	/* the event is in our view: its initiator_depth is the peer's responder resources */
+	c->peer_rr = w->initiator_depth;
+	c->peer_depth = w->responder_resources;
 	c->remote_ece.vendor_id = w->ece_vendor_id;
 	c->remote_ece.options = w->ece_options;
 	chan_add(ch, c);

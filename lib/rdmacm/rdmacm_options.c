@@ -68,6 +68,8 @@ set_id_option(struct rdmacm_id *i, int optname, const void *optval, size_t optle
 		if (on < 0 || i->bound)
 			return EINVAL;
 		i->bind_flags = on ? i->bind_flags | flag : i->bind_flags & ~flag;
+		if (optname == RDMA_OPTION_ID_AFONLY)	/* else the family decides */
+			i->bind_flags |= DROCE_CTRL_CM_BIND_AFONLY_SET;
 		return 0;
 	default:
 		return ENOSYS;

@@ -9,6 +9,7 @@
 
 TCase *test_cm_mad_tcase(void);
 TCase *test_cm_ip_tcase(void);
+TCase *test_cm_bind_tcase(void);
 TCase *test_cm_conn_tcase(void);
 TCase *test_cm_lossy_tcase(void);
 TCase *test_cm_sidr_tcase(void);

@@ -21,6 +21,7 @@ cm_suite(void)
 
 	suite_add_tcase(s, test_cm_mad_tcase());
 	suite_add_tcase(s, test_cm_ip_tcase());
+	suite_add_tcase(s, test_cm_bind_tcase());
 	suite_add_tcase(s, test_cm_conn_tcase());
 	suite_add_tcase(s, test_cm_lossy_tcase());
 	suite_add_tcase(s, test_cm_sidr_tcase());
