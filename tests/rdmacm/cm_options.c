@@ -286,14 +286,16 @@ static const struct ibv_qp_init_attr small_qp = {
 	.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
 };
 
-/* An RC id with a QP connecting to @p dst with @p cp. */
+/* An id of @p ps with a QP (RC, or UD for RDMA_PS_UDP) connecting to @p dst with @p cp. */
 static struct rdma_cm_id *
-client_to(const void *dst, struct rdma_conn_param *cp)
+ps_client_to(enum rdma_port_space ps, const void *dst, struct rdma_conn_param *cp)
 {
 	struct ibv_qp_init_attr qa = small_qp;
 	struct rdma_cm_id *cl;
 
-	rdma_create_id(chan, &cl, NULL, RDMA_PS_TCP);
+	if (ps == RDMA_PS_UDP)
+		qa.qp_type = IBV_QPT_UD;
+	rdma_create_id(chan, &cl, NULL, ps);
 	if (rdma_resolve_addr(cl, NULL, (struct sockaddr *)dst, 2000) != 0)
 		exit(1);
 	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED, cl));
@@ -302,6 +304,13 @@ client_to(const void *dst, struct rdma_conn_param *cp)
 	if (rdma_create_qp(cl, NULL, &qa) != 0 || rdma_connect(cl, cp) != 0)
 		exit(1);
 	return cl;
+}
+
+/* An RC id with a QP connecting to @p dst with @p cp. */
+static struct rdma_cm_id *
+client_to(const void *dst, struct rdma_conn_param *cp)
+{
+	return ps_client_to(RDMA_PS_TCP, dst, cp);
 }
 
 /* Which of two listeners on one port a REQ reaches: 0.0.0.0 and AFONLY [::]. */
@@ -374,20 +383,9 @@ dispatch(const char *ip)
 static struct rdma_cm_id *
 ud_client_to(const void *dst)
 {
-	struct ibv_qp_init_attr qa = small_qp;
 	struct rdma_conn_param cp = { 0 };
-	struct rdma_cm_id *cl;
 
-	qa.qp_type = IBV_QPT_UD;
-	rdma_create_id(chan, &cl, NULL, RDMA_PS_UDP);
-	if (rdma_resolve_addr(cl, NULL, (struct sockaddr *)dst, 2000) != 0)
-		exit(1);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED, cl));
-	rdma_resolve_route(cl, 2000);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED, cl));
-	if (rdma_create_qp(cl, NULL, &qa) != 0 || rdma_connect(cl, &cp) != 0)
-		exit(1);
-	return cl;
+	return ps_client_to(RDMA_PS_UDP, dst, &cp);
 }
 
 /* SIDR_REQs too: two UD listeners on one port, each given its family's. */
