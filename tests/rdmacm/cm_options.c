@@ -313,6 +313,18 @@ client_to(const void *dst, struct rdma_conn_param *cp)
 	return ps_client_to(RDMA_PS_TCP, dst, cp);
 }
 
+/* Refuse the CONNECT_REQUEST @p e, and close the client @p cl once it hears so. */
+static void
+refuse(struct rdma_cm_event *e, struct rdma_cm_id *cl)
+{
+	rdma_reject(e->id, NULL, 0);
+	rdma_destroy_id(e->id);
+	rdma_ack_cm_event(e);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_REJECTED, cl));
+	rdma_destroy_qp(cl);
+	rdma_destroy_id(cl);
+}
+
 /* Which of two listeners on one port a REQ reaches: 0.0.0.0 and AFONLY [::]. */
 static void
 dispatch(const char *ip)
@@ -338,12 +350,7 @@ dispatch(const char *ip)
 	CHECK(e->listen_id == l4 && rdma_get_local_addr(e->id)->sa_family == AF_INET,
 	      "an IPv4 peer's REQ reaches the 0.0.0.0 listener, as an IPv4 id (%s)",
 	      e->listen_id == l6 ? "the [::] one" : "not the [::] one either");
-	rdma_reject(e->id, NULL, 0);
-	rdma_destroy_id(e->id);
-	rdma_ack_cm_event(e);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_REJECTED, cl));
-	rdma_destroy_qp(cl);
-	rdma_destroy_id(cl);
+	refuse(e, cl);
 
 	sin6_mapped(&dst6, ip, 20893);
 	cl = client_to(&dst6, &cp);
@@ -351,12 +358,7 @@ dispatch(const char *ip)
 	CHECK(e->listen_id == l6 && rdma_get_local_addr(e->id)->sa_family == AF_INET6,
 	      "an IPv6 peer's REQ (to ::ffff:%s) reaches the AFONLY [::] listener, as an IPv6 id",
 	      ip);
-	rdma_reject(e->id, NULL, 0);
-	rdma_destroy_id(e->id);
-	rdma_ack_cm_event(e);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_REJECTED, cl));
-	rdma_destroy_qp(cl);
-	rdma_destroy_id(cl);
+	refuse(e, cl);
 
 	/* the [::] listener gone, IPv6 REQs find nobody; IPv4 ones still get through */
 	rdma_destroy_id(l6);
@@ -370,12 +372,7 @@ dispatch(const char *ip)
 	cl = client_to(&dst4, &cp);
 	e = expect(RDMA_CM_EVENT_CONNECT_REQUEST, NULL);
 	CHECK(e->listen_id == l4, "and an IPv4 REQ still reaches 0.0.0.0");
-	rdma_reject(e->id, NULL, 0);
-	rdma_destroy_id(e->id);
-	rdma_ack_cm_event(e);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_REJECTED, cl));
-	rdma_destroy_qp(cl);
-	rdma_destroy_id(cl);
+	refuse(e, cl);
 	rdma_destroy_id(l4);
 }
 
