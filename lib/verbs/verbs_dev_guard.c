@@ -23,8 +23,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 
 #include "verbs_dev_priv.h"
 
@@ -85,27 +83,22 @@ guard_install(void)
 }
 
 int
-dev_client_map(int fd, uint64_t off, uint64_t len, int prot, bool may_shrink, void **out)
+dev_client_map(int fd, uint64_t off, uint64_t len, int prot, uint64_t guard_page, void **out)
 {
-	struct statfs sfs;
-	uintptr_t page = 4096;
 	unsigned int i;
 	void *p;
 
-	if (may_shrink) {
+	if (guard_page != 0)
 		pthread_once(&guard_once, guard_install);
-		if (fstatfs(fd, &sfs) == 0 && sfs.f_type == HUGETLBFS_MAGIC)
-			page = (uintptr_t)sfs.f_bsize;
-	}
 	p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)off);
 	if (p == MAP_FAILED)
 		return errno;
-	if (may_shrink) {
+	if (guard_page != 0) {
 		pthread_mutex_lock(&slot_lock);
 		for (i = 0; i < GUARD_SLOTS && atomic_load(&slots[i].end) != 0; i++)
 			;
 		if (i < GUARD_SLOTS) {
-			slots[i].page = page;
+			slots[i].page = (uintptr_t)guard_page;
 			atomic_store_explicit(&slots[i].start, (uintptr_t)p, memory_order_relaxed);
 			atomic_store_explicit(&slots[i].end, (uintptr_t)p + len,
 					      memory_order_release);

@@ -63,11 +63,12 @@ fs_local(long type)
  * regular file on a local file system (a memfd, tmpfs, hugetlbfs or disk
  * file, a System V segment) or a dma-buf from udmabuf (pages of a sealed
  * memfd, pinned: it never changes size). A file not sealed against
- * shrinking may shrink under the mapping (*may_shrink). Other exporters'
- * dma-bufs may fault on access (eviction): refused.
+ * shrinking may shrink under the mapping: *guard_page is then its page
+ * size (dev_client_map()), else 0. Other exporters' dma-bufs may fault on
+ * access (eviction): refused.
  */
 static bool
-fd_mappable(int fd, uint64_t *size, bool *may_shrink)
+fd_mappable(int fd, uint64_t *size, uint64_t *guard_page)
 {
 	struct statfs sfs;
 	struct stat st;
@@ -83,7 +84,8 @@ fd_mappable(int fd, uint64_t *size, bool *may_shrink)
 			return false;
 		seals = fcntl(fd, F_GET_SEALS);
 		*size = (uint64_t)st.st_size;
-		*may_shrink = seals < 0 || !(seals & F_SEAL_SHRINK);
+		*guard_page = seals >= 0 && (seals & F_SEAL_SHRINK) ? 0 :
+			      sfs.f_type == HUGETLBFS_MAGIC ? (uint64_t)sfs.f_bsize : 4096;
 		return true;
 	}
 	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != DMA_BUF_MAGIC)
@@ -103,7 +105,7 @@ fd_mappable(int fd, uint64_t *size, bool *may_shrink)
 			udmabuf = strcmp(name, "udmabuf") == 0;
 	}
 	fclose(f);
-	*may_shrink = false;
+	*guard_page = 0;
 	return udmabuf && *size > 0;
 }
 
@@ -119,10 +121,10 @@ dev_mr_map(int fd, uint64_t fd_offset, uint64_t length, unsigned int access, voi
 	   uint64_t *map_len, uint8_t **host, bool *writable)
 {
 	uint64_t start, end, size;
-	bool may_shrink;
+	uint64_t guard_page;
 	int ret;
 
-	if (fd < 0 || !fd_mappable(fd, &size, &may_shrink))
+	if (fd < 0 || !fd_mappable(fd, &size, &guard_page))
 		return EINVAL;
 	if (fd_offset > size || length > size - fd_offset)
 		return EINVAL;
@@ -137,10 +139,10 @@ dev_mr_map(int fd, uint64_t fd_offset, uint64_t length, unsigned int access, voi
 	end = (fd_offset + length + 4095) & ~4095ull;
 	*map_len = end - start;
 	*writable = true;
-	ret = dev_client_map(fd, start, *map_len, PROT_READ | PROT_WRITE, may_shrink, map);
+	ret = dev_client_map(fd, start, *map_len, PROT_READ | PROT_WRITE, guard_page, map);
 	if ((ret == EACCES || ret == EPERM) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
 		*writable = false;
-		ret = dev_client_map(fd, start, *map_len, PROT_READ, may_shrink, map);
+		ret = dev_client_map(fd, start, *map_len, PROT_READ, guard_page, map);
 	}
 	if (ret != 0)
 		return ret;

@@ -238,11 +238,13 @@ int dev_ring_create_n(struct droce_shm_view *rings, unsigned int n, enum droce_s
 void dev_ring_free(struct droce_shm_view *ring);
 
 /*
- * verbs_dev_guard.c: a client's file mapped MAP_SHARED; @p may_shrink: a
- * SIGBUS past its end later is the client's doing and is absorbed. Every
+ * verbs_dev_guard.c: a client's file mapped MAP_SHARED; @p guard_page, if
+ * not 0, the file's page size: it may shrink, and a SIGBUS past its end
+ * later is the client's doing and is absorbed a page at a time. Every
  * client mapping goes back through dev_client_unmap(). @return 0 or errno.
  */
-int dev_client_map(int fd, uint64_t off, uint64_t len, int prot, bool may_shrink, void **out);
+int dev_client_map(int fd, uint64_t off, uint64_t len, int prot, uint64_t guard_page,
+		   void **out);
 void dev_client_unmap(void *map, uint64_t len);
 /* Pages of shrunken client files replaced so far. */
 uint64_t dev_client_map_faults(void);
