@@ -668,8 +668,12 @@ class Run(QueueSteps, CmSteps, CmConnSteps):
     def mcast_send(self, p, src, dst):
         """A UD SEND to a group DST's QP is attached to (attached here if
         not yet; SRC never is, so no copy comes back to the sender); then,
-        now and then, DST leaves the group."""
-        gids = [g for g in MCAST_GIDS if g not in src.groups]
+        now and then, DST leaves the group. Never a group another pair's QP
+        is in: its copy would land in whichever receive that QP posts next,
+        early or late (a copy handed to another worker arrives later than
+        DST's), which no model of this order can predict."""
+        others = {g for q in self.pairs if q is not p for s in (q.a, q.b) for g in s.groups}
+        gids = [g for g in MCAST_GIDS if g not in src.groups and g not in others]
         if not gids:
             return
         g = self.rng.choice(gids)
