@@ -170,6 +170,7 @@ struct droce_port_conf {
 	C(ARP_REQ_RX,       "ARP requests for one of our addresses") \
 	C(ARP_REPLY_TX,     "ARP replies sent") \
 	C(ARP_REQ_TX,       "ARP requests sent") \
+	C(ARP_ANNOUNCE_TX,  "ARP announcements sent to an asker after the reply") \
 	C(ARP_REPLY_RX,     "ARP replies received") \
 	C(NS_RX,            "neighbour solicitations for one of our addresses") \
 	C(NA_TX,            "neighbour advertisements sent") \

@@ -51,6 +51,7 @@
 
 static const struct rte_ether_addr bcast_mac = {
 	.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+static const struct rte_ether_addr zero_mac;
 static const struct rte_ether_addr all_nodes_mac = {
 	.addr_bytes = { 0x33, 0x33, 0, 0, 0, 1 } };
 static const uint8_t all_nodes_ip[16] = { 0xff, 0x02, [15] = 1 };
@@ -233,6 +234,8 @@ send_arp(struct droce_port *port, uint16_t op, const struct rte_ether_addr *eth_
 	memcpy(p + 24, &tpa, 4);
 	if (op == ARP_OP_REPLY)
 		PORT_CNT(port, ARP_REPLY_TX);
+	else if (spa == tpa)
+		PORT_CNT(port, ARP_ANNOUNCE_TX);
 	else
 		PORT_CNT(port, ARP_REQ_TX);
 	port_xmit_own(port, m);
@@ -274,12 +277,11 @@ static void
 neigh_solicit(struct droce_port *port, struct neigh_entry *e, bool unicast)
 {
 	if (droce_gid_is_ipv4(e->gid)) {
-		static const struct rte_ether_addr zero;
 		rte_be32_t src;
 
 		if (!pick_src4(port, droce_gid_to_ipv4(e->gid), &src))
 			return;
-		send_arp(port, ARP_OP_REQUEST, unicast ? &e->mac : &bcast_mac, src, &zero,
+		send_arp(port, ARP_OP_REQUEST, unicast ? &e->mac : &bcast_mac, src, &zero_mac,
 			 droce_gid_to_ipv4(e->gid));
 	} else {
 		const uint8_t *src = pick_src6(port, e->gid);
@@ -352,7 +354,6 @@ neigh_rx_arp(struct droce_port *port, const struct rte_ether_hdr *eth, const uin
 	uint8_t gid[16];
 	uint16_t op;
 
-	RTE_SET_USED(eth);
 	if (len < ARP_HDR_BYTES || port_load_be16(arp) != 1 ||
 	    port_load_be16(arp + 2) != ETHERTYPE_IPV4 || arp[4] != 6 || arp[5] != 4) {
 		port->drop[DROCE_PORT_DROP_ARP_BAD]++;
@@ -380,6 +381,16 @@ neigh_rx_arp(struct droce_port *port, const struct rte_ether_hdr *eth, const uin
 		if (spa != 0)		/* 0.0.0.0: an address probe (RFC 5227) */
 			neigh_learn(port, gid, &sha, true);
 		send_arp(port, ARP_OP_REPLY, &sha, tpa, &sha, spa);
+		/*
+		 * A broadcast question may have had another answer first: a
+		 * Linux bridge holding our kernel port answers for the port's
+		 * address with its own MAC (arp_ignore 0), and the asker keeps
+		 * the first answer for a second (its locktime). An announcement
+		 * (RFC 5227: sender and target address ours) replaces any entry
+		 * at once, so the asker's frames reach us.
+		 */
+		if (spa != 0 && rte_is_broadcast_ether_addr(&eth->dst_addr))
+			send_arp(port, ARP_OP_REQUEST, &sha, tpa, &zero_mac, tpa);
 		return;
 	}
 	if (op == ARP_OP_REPLY && neigh_learn(port, gid, &sha, false)) {

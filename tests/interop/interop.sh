@@ -15,7 +15,8 @@
 #          mckey (IPv4 group) each way, REJ for a port with no listener
 #          each way, MRA from each CM to a duplicate REQ (a listener that
 #          does not answer), RDMA_PS_IPOIB refused alike (cm_ipoib),
-#          ECE each way and rdma_reject_ece (cm_ece)
+#          ECE each way and rdma_reject_ece (cm_ece), rping with the
+#          bridge answering ARP for droce's address too (cm_bridge_arp)
 #   fault  droced behind its fault port (loss, duplication, reordering,
 #          corruption, both directions): perftest, imm_inv, the traffic
 #          checker with --lossy
@@ -345,6 +346,22 @@ cm_rping() {	# server side
 	fi
 	cm_report "rping -C 10, $1 serving" "every ping's data as sent, both sides"
 }
+# The setup a user builds without our harness: the namespace's kernel
+# answers ARP for rxehost's address on the bridge as well (arp_ignore 0,
+# Linux's default), with the bridge's MAC, and usually first. The guest,
+# asking anew, must end with rxehost's MAC (droced's announcement after
+# its reply, pmd/port_neigh.c) and rping with droce serving must work.
+cm_bridge_arp() {
+	ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=0
+	"$R" exec -t 20 vm1 "ip neigh flush all" >/dev/null 2>&1
+	cm_pair "rping" droce "rping -s -a @IP@ -v -C 10" "rping -c -a @IP@ -v -C 10"
+	got=$("$R" exec -t 20 vm1 "ip neigh show 10.77.0.100" | awk '{ print $5 }')
+	want=$(ip -n "$ns" -o link show rxehost | sed -n 's/.*link\/ether \([^ ]*\).*/\1/p')
+	[ "$got" = "$want" ] || c="$c, the guest's MAC for droce '$got', not rxehost's $want"
+	cm_report "rping -C 10, droce serving, the bridge answering ARP too" \
+		"the guest's neighbour entry rxehost's MAC"
+	ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1
+}
 cm_tool() {	# name, server side, server command, client command
 	cm_pair "$@"
 	# perftest -R's own race (tests/integration/rdmacm.sh, tool_run): its
@@ -660,6 +677,7 @@ cm_mra droce
 cm_ipoib
 cm_ece rxe
 cm_ece droce
+cm_bridge_arp
 droced_stop base
 capture base 0
 cm_mads base

@@ -329,9 +329,36 @@ START_TEST(test_arp_request_for_us_is_answered)
 	ck_assert_mem_eq(b + 32, peer_mac, 6);		/* tha */
 	ck_assert_mem_eq(b + 38, &peer_ip, 4);		/* tpa */
 	rte_pktmbuf_free(m);
+	/*
+	 * then, to the asker only, an announcement (RFC 5227): it replaces
+	 * another interface's answer that came first (a bridge's own MAC)
+	 */
+	m = sent();
+	ck_assert_ptr_nonnull(m);
+	b = fb(m);
+	ck_assert_mem_eq(b, peer_mac, 6);
+	ck_assert_mem_eq(b + 6, our_mac, 6);
+	ck_assert_uint_eq(b[21], 1);			/* op 1: request */
+	ck_assert_mem_eq(b + 22, our_mac, 6);		/* sha */
+	ck_assert_mem_eq(b + 28, &our_ip, 4);		/* spa: ours */
+	ck_assert_mem_eq(b + 32, zero, 6);		/* tha: unknown */
+	ck_assert_mem_eq(b + 38, &our_ip, 4);		/* tpa: ours too */
+	rte_pktmbuf_free(m);
 	ck_assert_ptr_null(sent());
 	ck_assert_uint_eq(cnt_of(p, DROCE_PORT_CNT_ARP_REQ_RX), 1);
 	ck_assert_uint_eq(cnt_of(p, DROCE_PORT_CNT_ARP_REPLY_TX), 1);
+	ck_assert_uint_eq(cnt_of(p, DROCE_PORT_CNT_ARP_ANNOUNCE_TX), 1);
+
+	/* a unicast question had no other answer: the reply alone */
+	t_arp(&f, 1, our_mac, peer_mac, peer_ip, zero, our_ip);
+	inject(&f);
+	ck_assert_uint_eq(poll_port(p), 0);
+	m = sent();
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(fb(m)[21], 2);
+	rte_pktmbuf_free(m);
+	ck_assert_ptr_null(sent());
+	ck_assert_uint_eq(cnt_of(p, DROCE_PORT_CNT_ARP_ANNOUNCE_TX), 1);
 
 	/* the asker was learned: resolving it needs no request */
 	t_gid4(gid, peer_ip);
@@ -845,7 +872,7 @@ START_TEST(test_static_neighbour_wins)
 	t_arp(&f, 1, t_bcast, peer_mac, peer_ip, zero, our_ip);
 	inject(&f);
 	poll_port(p);
-	ck_assert_uint_eq(drain_sent(), 1);		/* we still answer */
+	ck_assert_uint_eq(drain_sent(), 2);		/* we still answer (and announce) */
 	ck_assert_int_eq(droce_port_resolve(p, gid, mac), 0);
 	ck_assert_uint_eq(mac[5], 0x77);
 	droce_port_neigh_walk(p, count_static, &n_static);
