@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -70,7 +71,7 @@ struct droced_call {
 	bool quiet;		/* housekeeping (sysfs' snapshot): no sign of traffic */
 };
 
-/* What droced_worker_mailbox found. */
+/* What a pass's mailbox ran (droced_loop.c). */
 enum droced_mail {
 	DROCED_MAIL_NONE,
 	DROCED_MAIL_QUIET,	/* a quiet call ran */
@@ -80,7 +81,7 @@ enum droced_mail {
 struct droced;
 
 /*
- * One worker lcore (droced_workers.c): its engine, its port queue, the
+ * One worker lcore (droced_loop.c): its engine, its port queue, the
  * frames other workers hand it. Worker 0 (the main lcore) also runs the
  * control requests, rdma_cm and the port's slow path (ARP, ND, IGMP/MLD).
  */
@@ -92,7 +93,7 @@ struct droced_worker {
 	struct rte_ring *handoff;
 	_Atomic bool parked;		/* holds nothing of its engine: a control call may run */
 	_Atomic bool asleep;		/* --idle wait: in epoll, kick it after a hand-off */
-	int wait_epfd;			/* --idle wait (droced_wait.c), else -1 */
+	int wait_epfd;			/* --idle wait, else -1 */
 	int wait_kick_fd;		/* eventfd: a call or a hand-off for it */
 	uint64_t wait_cnt[DROCED_WAIT_CNT_COUNT];	/* droce-ctl stats */
 	void *port_state;		/* droced_port.c's, for its queue */
@@ -118,47 +119,39 @@ struct droced {
 	struct droced_worker workers[DROCE_DEV_MAX_ENGINES];
 };
 
-/* The worker's mailbox (after rte_eal_init). @return 0 or -1 after printing why. */
-int droced_mailbox_init(struct droced *d);
-
-/* Hand @c to the worker and wait until it ran (or the worker is gone). Any thread but the worker. */
-void droced_call_worker(struct droced *d, struct droced_call *c);
-
-/* Worker: run the pending calls, a few at most. */
-enum droced_mail droced_worker_mailbox(struct droced *d);
-
 /*
- * --idle wait (droced_wait.c): set up each worker's epoll set (and
- * conf->wait_epfd[], for the clients' wake eventfds) before the device is
- * created; sleep until work may have come; wake a worker (a call, a
- * hand-off).
- */
-int droced_wait_init(struct droced *d, struct droce_dev_conf *conf);
-void droced_wait(struct droced_worker *w, uint64_t now, uint64_t last_work);
-void droced_wait_kick(struct droced_worker *w);
-void droced_wait_close(struct droced *d);
-
-/*
- * Several workers (droced_workers.c): hand-off rings, launching workers
- * 1..n-1 on their lcores, pausing them around a control call, one pass
- * of a worker's loop, and handing a frame to another worker.
+ * The workers' loop (droced_loop.c): set up the workers and the mailbox
+ * (after rte_eal_init; 0, or -1 after printing why), launch workers
+ * 1..n-1 on their lcores, pause them around a control call; each
+ * worker's loop of passes and idle waits until d->stop (worker 0 on the
+ * main lcore).
  */
 int droced_workers_init(struct droced *d);
 int droced_workers_launch(struct droced *d);
 void droced_workers_join(struct droced *d);
 void droced_workers_pause(struct droced *d);
-/* Worker: around a nap or sleep that touches nothing of its engine (parked meanwhile). */
-void droced_worker_idle_begin(struct droced_worker *w);
-void droced_worker_idle_end(struct droced_worker *w);
 void droced_workers_resume(struct droced *d);
-/* A worker's poll loop, until d->stop (worker 0 on the main lcore; others launched). */
 int droced_worker_loop(void *arg);
-/* @return work done; sets *mail (worker 0: what its mailbox ran). */
-unsigned int droced_worker_pass(struct droced_worker *w, uint64_t now, enum droced_mail *mail);
-/* Put @p m (tagged DROCED_HANDOFF_*) on worker @p to's ring; frees it if full. 0 or -ENOBUFS. */
-int droced_handoff(struct droced *d, unsigned int to, struct rte_mbuf *m, unsigned long tag);
-/* Worker: take what others handed it. @return frames taken. */
-unsigned int droced_handoff_take(struct droced_worker *w, uint64_t now);
+
+/* Hand @c to worker 0 and wait until it ran (or the worker is gone). Any thread but the workers. */
+void droced_call_worker(struct droced *d, struct droced_call *c);
+
+/*
+ * --idle wait: set up each worker's epoll set (and conf->wait_epfd[], for
+ * the clients' wake eventfds) before the device is created; close them.
+ */
+int droced_wait_init(struct droced *d, struct droce_dev_conf *conf);
+void droced_wait_close(struct droced *d);
+
+/* Wake worker @p w if it sleeps in --idle wait (a call or a hand-off for it). */
+static inline void
+droced_worker_kick(struct droced_worker *w)
+{
+	uint64_t one = 1;
+
+	if (w->wait_kick_fd >= 0)
+		(void)!write(w->wait_kick_fd, &one, sizeof(one));
+}
 
 /* The control server thread. */
 void *droced_ctrl_thread(void *arg);
@@ -174,9 +167,8 @@ int droced_port_open(struct droced *d, struct droce_dev_conf *conf);
 void *droced_port_state(struct droced *d, unsigned int w);
 /* Worker @p w: receive a burst from its queue and deliver (or hand over) what came. */
 unsigned int droced_port_rx(struct droced_worker *w, uint64_t now);
-/* Frames handed over by another worker (their tags stripped, all of kind @p tag). */
-void droced_port_rx_handed(struct droced_worker *w, struct rte_mbuf **pkts, unsigned int n,
-			   unsigned long tag, uint64_t now);
+/* Worker @p w: deliver what the other workers handed it. @return frames taken. */
+unsigned int droced_port_handoff_take(struct droced_worker *w, uint64_t now);
 void droced_port_flush(struct droced_worker *w);
 /* Before READY: wait (boundedly) for the link, set the port's state. */
 void droced_port_settle(struct droced *d);

@@ -5,7 +5,7 @@
 /*
  * The control server: a SOCK_SEQPACKET listener and one connection per
  * verbs context, served by one thread with poll(). Each request is handed
- * to the worker (droced_call_worker), which owns every object; the reply
+ * to worker 0 (droced_call_worker), which owns every object; the reply
  * and its descriptors go back on the same connection. A connection that
  * closes, errs or sends something malformed loses its client: the worker
  * tears down everything it owned. Who may connect is the socket file's
@@ -14,19 +14,13 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <rte_errno.h>
-#include <rte_log.h>
-#include <rte_ring.h>
 
 #include "droce_ctrl.h"
 #include "droce_ctrl_cm.h"
@@ -38,89 +32,6 @@ struct conn {
 	int fd;
 	struct droce_client *cl;
 };
-
-#define MAILBOX_SLOTS	64	/* callers: the control and telemetry threads, one call each */
-#define MAILBOX_BURST	8
-
-int
-droced_mailbox_init(struct droced *d)
-{
-	d->mailbox = rte_ring_create("droced_mailbox", MAILBOX_SLOTS, SOCKET_ID_ANY,
-				     RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);	/* as the hand-off rings */
-	if (d->mailbox == NULL) {
-		fprintf(stderr, "droced: mailbox: %s\n", rte_strerror(rte_errno));
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Each calling thread waits on its own eventfd, which the worker writes
- * once the call ran: the caller sleeps in poll(), not in timed naps. The
- * timeout only lets it notice a worker that is gone.
- */
-void
-droced_call_worker(struct droced *d, struct droced_call *c)
-{
-	static __thread int done_fd = -1;
-	struct pollfd pfd;
-	uint64_t v;
-
-	if (done_fd < 0)
-		done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	c->done_fd = done_fd;
-	atomic_store(&c->done, 0);
-	while (rte_ring_enqueue(d->mailbox, c) != 0) {
-		if (atomic_load(&d->worker_gone))
-			return;
-		sched_yield();		/* full: MAILBOX_SLOTS callers at once */
-	}
-	droced_wait_kick(&d->workers[0]);	/* asleep in --idle wait */
-	pfd.fd = done_fd;
-	pfd.events = POLLIN;
-	while (!atomic_load_explicit(&c->done, memory_order_acquire)) {
-		/* the worker stopped before taking it: nothing will run it now */
-		if (atomic_load(&d->worker_gone))
-			return;
-		if (done_fd < 0) {
-			sched_yield();
-			continue;
-		}
-		/* a token left by an earlier call costs one more turn, no more */
-		if (poll(&pfd, 1, 100) > 0 && read(done_fd, &v, sizeof(v)) < 0)
-			continue;
-	}
-}
-
-enum droced_mail
-droced_worker_mailbox(struct droced *d)
-{
-	void *calls[MAILBOX_BURST];
-	unsigned int n = rte_ring_sc_dequeue_burst(d->mailbox, calls, MAILBOX_BURST, NULL), i;
-	enum droced_mail mail = DROCED_MAIL_NONE;
-	static const uint64_t one = 1;
-
-	if (n == 0)
-		return DROCED_MAIL_NONE;
-	droced_workers_pause(d);	/* the calls change what every engine reads */
-	for (i = 0; i < n; i++) {
-		struct droced_call *c = calls[i];
-		int fd = c->done_fd;
-		bool quiet = c->quiet;
-
-		c->fn(c);
-		/* c may be gone once done is set: its fd and kind were read before */
-		atomic_store_explicit(&c->done, 1, memory_order_release);
-		if (quiet && mail == DROCED_MAIL_NONE)
-			mail = DROCED_MAIL_QUIET;
-		else if (!quiet)
-			mail = DROCED_MAIL_ACTIVE;
-		if (fd >= 0 && write(fd, &one, sizeof(one)) != sizeof(one))
-			continue;	/* the caller sees done at its next poll timeout */
-	}
-	droced_workers_resume(d);
-	return mail;
-}
 
 int
 droced_ctrl_listen(struct droced *d)

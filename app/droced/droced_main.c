@@ -92,7 +92,7 @@ main(int argc, char **argv)
 	argv[0] = (char *)"droced";
 	if (droced_opts_parse(&d->opts, argc, argv) < 0)
 		return 2;
-	if (droced_mailbox_init(d) < 0 || droced_workers_init(d) < 0)
+	if (droced_workers_init(d) < 0)
 		return 1;
 
 	memset(&conf, 0, sizeof(conf));

@@ -7,7 +7,15 @@
  * and derive the device's MAC, GIDs and MTU; each worker's RX on its own
  * queue (parse, hand to its engine, or to the engine the QPN belongs to)
  * and TX (frames built straight into mbufs, sent in bursts on its queue);
- * the port ops the engines call, each with its worker's port_state.
+ * the hand-off between workers; the port ops the engines call, each with
+ * its worker's port_state.
+ *
+ * A frame that arrives on another worker's queue (the NIC or the kernel's
+ * fanout spread flows by hash) goes whole to its owner's hand-off ring (an
+ * rte_ring of mbufs: any worker in, the owner out); the owner is the
+ * QPN's shard (QPN % N), QP1's is worker 0, and frames the fast sort of
+ * queues 1..N-1 does not keep (ARP, ND, IGMP/MLD, groups) go to worker
+ * 0's full sort.
  */
 
 #include <arpa/inet.h>
@@ -22,13 +30,17 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "droce_port.h"
 #include "droce_wire_gid.h"
 #include "droced.h"
 
 #define BURST 32
+#define HANDOFF_BURST	32
+#define HANDOFF_TAGS	(DROCED_HANDOFF_LOCAL | DROCED_HANDOFF_SLOW)
 #define LINK_SETTLE_MS	3000	/* waited for the link before READY */
 #define LINK_CHECK_NS	(100 * 1000 * 1000ull)	/* a system call on af_packet: 10 Hz */
 
@@ -58,6 +70,8 @@ struct port_state {
 	uint64_t next_link_check;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 } __rte_cache_aligned;
+
+static int handoff_rings_create(struct droced *d);
 
 static struct port_state states[DROCE_DEV_MAX_ENGINES];
 #define ps (states[0])		/* worker 0's: the port's slow path and link watch */
@@ -107,6 +121,8 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 		states[i].w = &d->workers[i];
 		states[i].q = (uint16_t)i;
 	}
+	if (handoff_rings_create(d) < 0)
+		return -1;
 
 	/* GID 0: the IPv6 link-local address; 1: the first IPv4; then the rest */
 	memcpy(conf->mac, info.mac, 6);
@@ -230,12 +246,54 @@ droced_port_wait_drain(int fd)
 		;
 }
 
+/* ---- the hand-off between workers ---- */
+
+static int
+handoff_rings_create(struct droced *d)
+{
+	unsigned int i;
+
+	for (i = 0; d->n_workers > 1 && i < d->n_workers; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "droced_handoff%u", i);
+		/*
+		 * Producers: every other worker. RTS, not DPDK's default MP
+		 * ring: a producer preempted mid-enqueue (workers may share a
+		 * core) would make the others spin until it runs again.
+		 */
+		d->workers[i].handoff = rte_ring_create(name, d->opts.handoff_slots, SOCKET_ID_ANY,
+							RING_F_MP_RTS_ENQ | RING_F_SC_DEQ |
+								RING_F_EXACT_SZ);
+		if (d->workers[i].handoff == NULL) {
+			fprintf(stderr, "droced: hand-off ring: %s\n", rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Put @p m (tagged DROCED_HANDOFF_*) on worker @p to's ring. 0, or -ENOBUFS: the caller keeps it. */
+static int
+handoff_put(struct droced *d, unsigned int to, struct rte_mbuf *m, unsigned long tag)
+{
+	struct droced_worker *w = &d->workers[to];
+
+	if (to >= d->n_workers || rte_ring_enqueue(w->handoff, (void *)((uintptr_t)m | tag)) != 0)
+		return -ENOBUFS;
+	/* a Dekker pair with the worker's wait: it sets asleep, then looks at the ring */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&w->asleep, memory_order_relaxed))
+		droced_worker_kick(w);
+	return 0;
+}
+
 /* A received frame for worker @p to: handed over, or held while its ring is full. */
 static void
 rx_hand(struct port_state *p, unsigned int to, struct rte_mbuf *m, unsigned long tag)
 {
 	/* behind frames already held, so that a flow keeps its order */
-	if (p->n_held == 0 && droced_handoff(p->w->d, to, m, tag) == 0)
+	if (p->n_held == 0 && handoff_put(p->w->d, to, m, tag) == 0)
 		return;
 	if (p->n_held == DROCE_DIM(p->held)) {
 		p->handoff_drops++;
@@ -253,7 +311,7 @@ rx_send_held(struct port_state *p)
 	unsigned int i;
 
 	for (i = 0; i < p->n_held; i++)
-		if (droced_handoff(p->w->d, p->held[i].to, p->held[i].m, p->held[i].tag) < 0)
+		if (handoff_put(p->w->d, p->held[i].to, p->held[i].m, p->held[i].tag) < 0)
 			break;
 	p->n_held -= i;
 	memmove(p->held, p->held + i, p->n_held * sizeof(p->held[0]));
@@ -340,17 +398,44 @@ droced_port_rx(struct droced_worker *w, uint64_t now)
 	return n + n_slow;
 }
 
-void
-droced_port_rx_handed(struct droced_worker *w, struct rte_mbuf **pkts, unsigned int n,
-		      unsigned long tag, uint64_t now)
+/* Frames handed over by another worker (their tags stripped, all of kind @p tag). */
+static void
+rx_handed(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, unsigned long tag,
+	  uint64_t now)
 {
-	struct port_state *p = w->port_state;
-
 	/* frames another queue took but did not sort are the wire's; the rest were counted */
 	if (tag & DROCED_HANDOFF_SLOW)
 		n = droce_port_rx_input(p->port, pkts, (uint16_t)n);
 	rx_deliver(p, pkts, n, (tag & DROCED_HANDOFF_LOCAL) != 0,
 		   (tag & DROCED_HANDOFF_SLOW) != 0, now);
+}
+
+unsigned int
+droced_port_handoff_take(struct droced_worker *w, uint64_t now)
+{
+	struct port_state *p = w->port_state;
+	void *got[HANDOFF_BURST];
+	struct rte_mbuf *run[HANDOFF_BURST];
+	unsigned int n, i, n_run = 0;
+	unsigned long tag = 0;
+
+	if (w->handoff == NULL)
+		return 0;
+	n = rte_ring_sc_dequeue_burst(w->handoff, got, HANDOFF_BURST, NULL);
+	/* runs of the same kind go together */
+	for (i = 0; i < n; i++) {
+		unsigned long t = (uintptr_t)got[i] & HANDOFF_TAGS;
+
+		if (n_run > 0 && t != tag) {
+			rx_handed(p, run, n_run, tag, now);
+			n_run = 0;
+		}
+		tag = t;
+		run[n_run++] = (struct rte_mbuf *)((uintptr_t)got[i] & ~HANDOFF_TAGS);
+	}
+	if (n_run > 0)
+		rx_handed(p, run, n_run, tag, now);
+	return n;
 }
 
 void
@@ -419,7 +504,7 @@ port_handoff(void *arg, unsigned int engine, const uint8_t *frame, uint32_t len,
 	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
-	if (droced_handoff(p->w->d, engine, m, local_only ? DROCED_HANDOFF_LOCAL : 0) < 0) {
+	if (handoff_put(p->w->d, engine, m, local_only ? DROCED_HANDOFF_LOCAL : 0) < 0) {
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}

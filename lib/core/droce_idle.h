@@ -20,7 +20,7 @@
  *   WAIT   yield for DROCE_IDLE_SPIN_NS, then sleep until there is work:
  *          droced waits in epoll on its port's file descriptor (af_packet),
  *          the clients' doorbell eventfds, its control thread and its
- *          timers (app/droced/droced_wait.c). With a port that has no
+ *          timers (app/droced/droced_loop.c). With a port that has no
  *          descriptor to wait on (memif, ring in DPDK 22.11) it keeps
  *          SLEEP's schedule, the naps in epoll (a doorbell ends them);
  *          droce-testpmd, which has no clients, behaves as SLEEP.
