@@ -15,7 +15,8 @@
 #          mckey (IPv4 group) each way, REJ for a port with no listener
 #          each way, MRA from each CM to a duplicate REQ (a listener that
 #          does not answer), RDMA_PS_IPOIB refused alike (cm_ipoib),
-#          ECE each way and rdma_reject_ece (cm_ece), rping with the
+#          ECE each way and rdma_reject_ece (cm_ece), every event's
+#          fields as Linux's both ways (cm_events_cmp), rping with the
 #          bridge answering ARP for droce's address too (cm_bridge_arp)
 #   fault  droced behind its fault port (loss, duplication, reordering,
 #          corruption, both directions): perftest, imm_inv, the traffic
@@ -362,6 +363,52 @@ cm_bridge_arp() {
 		"the guest's neighbour entry rxehost's MAC"
 	ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1
 }
+# tests/rdmacm/cm_events prints what every rdma_cm event carries (status,
+# both depths, flow control, retry counts, SRQ, QPN, private data and its
+# length): Linux on both ends (rxe0 in the guest, to its own address) is
+# the reference, and every event line must be the same with droce serving
+# and with droce connecting. The QPs' attributes it prints after are left
+# out: rxe rounds READ depths up to a power of two, and droce's differ as
+# doc/cm.md says.
+cm_events_cmp() {
+	ev=$build/tests/rdmacm/cm_events
+	rxe_listen() {	# the guest's cm_events server, in the CM's table
+		"$R" exec -t 20 vm1 "until rdma resource show cm_id | grep -q 'LISTEN.* comm cm_events '; do
+			sleep 0.1; done" >/dev/null 2>&1
+	}
+	ev_lines() { grep '^RDMA_CM_EVENT' "$1" | sed 's/data "\([a-z]*\) [0-9]*"/data "\1 N"/'; }
+	j=$("$R" spawn -t 90 vm1 "$ev server 10.77.0.1 7471")
+	rxe_listen && "$R" exec -t 90 vm1 "$ev client 10.77.0.1 7471" >$out.ev-ref.c 2>&1
+	"$R" wait -t 90 vm1 "$j" >$out.ev-ref.s 2>&1
+	$DR timeout 90 "$ev" server 10.77.0.100 7472 >$out.ev-droce.s 2>&1 &
+	sp=$!
+	droce_wait_listeners 1 $sp && "$R" exec -t 90 vm1 "$ev client 10.77.0.100 7472" \
+		>$out.ev-droce.c 2>&1
+	wait $sp
+	j=$("$R" spawn -t 90 vm1 "$ev server 10.77.0.1 7473")
+	rxe_listen && timeout 90 $DR "$ev" client 10.77.0.1 7473 >$out.ev-rxe.c 2>&1
+	"$R" wait -t 90 vm1 "$j" >$out.ev-rxe.s 2>&1
+	n=$(ev_lines $out.ev-ref.s | wc -l)
+	if [ "$n" -lt 4 ] || [ "$(ev_lines $out.ev-ref.c | wc -l)" -lt 6 ]; then
+		echo "FAIL cm_events: Linux on both ends printed too few events:"
+		tail -n 5 $out.ev-ref.s $out.ev-ref.c | sed 's/^/    /'
+		fail=1
+		return
+	fi
+	for side in droce rxe; do
+		for f in s c; do
+			ev_lines $out.ev-ref.$f >$out.ev.want
+			ev_lines $out.ev-$side.$f >$out.ev.got
+			cmp -s $out.ev.want $out.ev.got && continue
+			echo "FAIL cm_events, $side serving: the $f side's events differ from Linux's:"
+			diff $out.ev.want $out.ev.got | sed 's/^/    /'
+			fail=1
+			return
+		done
+	done
+	echo "ok   cm_events: every event's fields as Linux's, droce serving and connecting" \
+		"($n server and $(ev_lines $out.ev-ref.c | wc -l) client events)"
+}
 cm_tool() {	# name, server side, server command, client command
 	cm_pair "$@"
 	# perftest -R's own race (tests/integration/rdmacm.sh, tool_run): its
@@ -677,6 +724,7 @@ cm_mra droce
 cm_ipoib
 cm_ece rxe
 cm_ece droce
+cm_events_cmp
 cm_bridge_arp
 droced_stop base
 capture base 0
