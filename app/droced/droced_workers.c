@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <rte_errno.h>
 #include <rte_launch.h>
@@ -32,6 +33,8 @@
 #include "droced.h"
 
 #define HANDOFF_BURST	32
+/* a worker sleeping to a paced QP's time still looks at its port this often */
+#define PACE_SLEEP_MAX_NS	(1000ull * 1000)
 #define HANDOFF_TAGS	(DROCED_HANDOFF_LOCAL | DROCED_HANDOFF_SLOW)
 
 int
@@ -224,6 +227,19 @@ droced_worker_loop(void *arg)
 		if (d->opts.idle == DROCE_IDLE_WAIT && now - last_work >= DROCE_IDLE_SPIN_NS) {
 			droced_wait(w, now, last_work);
 			continue;
+		}
+		/* a paced QP's next packet: sleep to it, woken on time (not a yield) */
+		if (d->opts.idle == DROCE_IDLE_SLEEP || d->opts.idle == DROCE_IDLE_WAIT) {
+			uint64_t ns = droce_engine_pace_wait(w->eng, now);
+
+			if (ns > 0) {
+				if (ns > PACE_SLEEP_MAX_NS)
+					ns = PACE_SLEEP_MAX_NS;
+				droced_worker_idle_begin(w);
+				nanosleep(&(struct timespec){ 0, (long)ns }, NULL);
+				droced_worker_idle_end(w);
+				continue;
+			}
 		}
 		/* napping it holds nothing: a control call need not wait for it */
 		droced_worker_idle_begin(w);

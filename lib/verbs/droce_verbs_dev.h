@@ -28,6 +28,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "droce_cc.h"
 #include "droce_config.h"
 #include "droce_ctrl.h"
 #include "droce_mcast.h"
@@ -91,6 +92,8 @@ struct droce_dev_conf {
 	 * (droce_engine_sleep()).
 	 */
 	int wait_epfd[DROCE_DEV_MAX_ENGINES];
+	/** DCQCN's parameters (doc/transport.md); zeroed: ConnectX's defaults */
+	struct droce_dcqcn_params dcqcn;
 };
 
 /** Create a device. @return 0, -EINVAL or -ENOMEM. */

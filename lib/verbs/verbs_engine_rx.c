@@ -92,6 +92,7 @@ droce_engine_rx(struct droce_engine *eng, const struct droce_pkt *pkt, const uin
 	uint64_t rx_before;
 	int owner = droce_engine_owner(eng, pkt);
 
+	eng->now = now;
 	if (owner < 0) {
 		rx_mcast(eng, pkt, frame, len, local_only, now);
 		return;
