@@ -220,6 +220,12 @@ struct droce_dev {
 
 #define DEV_CNT(dev, sym) ((dev)->cnt[DROCE_DEV_CNT_##sym]++)
 
+/* The IP header's ECN field (RFC 3168) and the priority of a traffic class (DSCP / 8) */
+#define DROCE_ECN_MASK		0x03u
+#define DROCE_ECN_ECT0		0x02u
+#define DROCE_ECN_CE		0x03u
+#define DROCE_TCLASS_PRIO(tc)	((unsigned int)(tc) >> 5)
+
 /* IBA path MTU enum to bytes */
 static inline uint32_t
 dev_mtu_bytes(enum ibv_mtu m)

@@ -120,6 +120,20 @@ void engine_cc_wake(struct droce_engine *eng, uint64_t now);
 uint64_t engine_cc_next_wake(const struct droce_engine *eng);
 void engine_cc_sent(struct droce_engine *eng, struct dev_qp *qp, const struct droce_pkt *pkt);
 
+/* verbs_engine_cnp.c: the notification point (a CE mark answered) and the reaction point */
+void engine_np_marked(struct droce_engine *eng, struct dev_qp *qp, uint64_t now);
+void engine_rp_cnp(struct droce_engine *eng, const struct droce_pkt *pkt, uint64_t now);
+/* the ECN field of a received frame (parse_rx leaves pkt->tclass undecoded) */
+static inline unsigned int
+engine_frame_tclass(const struct droce_pkt *pkt, const uint8_t *frame)
+{
+	const uint8_t *ip = frame + pkt->l3_off;
+
+	if (pkt->flags & DROCE_PKT_F_IPV6)
+		return (unsigned int)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+	return ip[1];
+}
+
 /* A QP whose packets wait for a pacer (a rate limit or DCQCN's rate). */
 static inline bool
 engine_qp_paced(const struct dev_qp *qp)
