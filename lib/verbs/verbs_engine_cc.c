@@ -16,8 +16,13 @@
 #include "verbs_engine_priv.h"
 
 #define NS_PER_S		1000000000ull
-/* the bucket's default depth: this long at the rate, at least two packets */
+/*
+ * The bucket's default depth: this long at the rate, at least CC_BURST_MIN
+ * bytes and two packets: what a worker may be late (descheduled on a busy
+ * machine) without its paced QPs losing rate
+ */
 #define CC_BURST_NS		(2000ull * 1000)
+#define CC_BURST_MIN		(64u * 1024)
 #define CC_POLL_BUDGET		32	/* packets per pass, as an unpaced QP */
 
 static void
@@ -68,6 +73,8 @@ engine_cc_rate_update(struct droce_engine *eng, struct dev_qp *qp)
 	burst = qp->cc.max_burst;
 	if (burst == 0) {
 		burst = rate / 8 * CC_BURST_NS / NS_PER_S;
+		if (burst < CC_BURST_MIN)
+			burst = CC_BURST_MIN;
 		if (burst < 2 * pkt)
 			burst = 2 * pkt;
 	}
