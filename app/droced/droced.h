@@ -45,6 +45,8 @@ struct droced_opts {
 	int sock_gid;			/* --socket-group */
 	uint64_t seed;			/* --seed: key bytes (tests) */
 	const char *fault;		/* --fault: net_droce_fault parameters */
+	uint8_t ecn_np, ecn_rp;		/* --ecn-np, --ecn-rp: priorities, a bit each */
+	struct droce_dcqcn_params dcqcn;	/* --dcqcn NAME=VALUE */
 };
 
 /* What ended each sleep of --idle wait: C(sym, name) */

@@ -52,6 +52,8 @@
 
 /* the longest sleep: the CM's and the port's timers run at this grain */
 #define DROCED_WAIT_MAX_NS	(10ull * 1000 * 1000)
+/* a worker sleeping to a paced QP's time still looks at its port this often */
+#define PACE_SLEEP_MAX_NS	(1000ull * 1000)
 #define DROCED_WAIT_EVENTS	16
 
 int
@@ -422,6 +424,19 @@ droced_worker_loop(void *arg)
 		if (d->opts.idle == DROCE_IDLE_WAIT && now - last_work >= DROCE_IDLE_SPIN_NS) {
 			worker_wait(w, now, last_work);
 			continue;
+		}
+		/* a paced QP's next packet: sleep to it, woken on time (not a yield) */
+		if (d->opts.idle == DROCE_IDLE_SLEEP || d->opts.idle == DROCE_IDLE_WAIT) {
+			uint64_t ns = droce_engine_pace_wait(w->eng, now);
+
+			if (ns > 0) {
+				if (ns > PACE_SLEEP_MAX_NS)
+					ns = PACE_SLEEP_MAX_NS;
+				worker_idle_begin(w);
+				nanosleep(&(struct timespec){ 0, (long)ns }, NULL);
+				worker_idle_end(w);
+				continue;
+			}
 		}
 		/* napping it holds nothing: a control call need not wait for it */
 		worker_idle_begin(w);

@@ -101,6 +101,9 @@ main(int argc, char **argv)
 	conf.port_ops = &droced_port_ops;
 	conf.port_arg = droced_port_state(d, 0);
 	conf.n_engines = d->opts.workers;
+	conf.dcqcn = d->opts.dcqcn;
+	conf.ecn_np_enable = d->opts.ecn_np;
+	conf.ecn_rp_enable = d->opts.ecn_rp;
 	if (droced_port_open(d, &conf) < 0)
 		return 1;
 	if (droced_wait_init(d, &conf) < 0)

@@ -7,6 +7,7 @@
  * holds the same options as "key = value" lines (config/droced.conf).
  */
 
+#include <errno.h>
 #include <getopt.h>
 #include <grp.h>
 #include <stdio.h>
@@ -35,6 +36,9 @@ static const struct option longopts[] = {
 	{ "handoff-slots", required_argument, NULL, 'H' },
 	{ "seed", required_argument, NULL, 'S' },
 	{ "fault", required_argument, NULL, 'F' },
+	{ "ecn-np", required_argument, NULL, 'e' },
+	{ "ecn-rp", required_argument, NULL, 'r' },
+	{ "dcqcn", required_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -61,11 +65,75 @@ usage(void)
 		"  --handoff-slots N   frames each worker's hand-off ring holds (default 4096)\n"
 		"  --fault PARAMS      wrap the port in net_droce_fault, e.g.\n"
 		"                      seed=1,loss=0.05,dup=0.01,reorder=0.05,corrupt=0.01,dir=both\n"
+		"  --ecn-np PRIOS      priorities whose CE-marked packets get CNPs: 0-7 (default),\n"
+		"                      a list such as 3,4 or 2-5, or none\n"
+		"  --ecn-rp PRIOS      priorities that send ECT(0) and slow down on CNPs (DCQCN)\n"
+		"  --dcqcn NAME=VALUE  a DCQCN parameter, ConnectX's names (doc/transport.md):\n"
+		"                      rpg_time_reset, rpg_ai_rate, min_time_between_cnps, ...\n"
 		"  --config FILE       read these options from FILE (key = value)\n",
 		DROCE_CTRL_SOCKET);
 }
 
 static int parse_config(struct droced_opts *o, const char *path);
+
+/* "0-7", "3,4", "2-5,7" or "none" into a bit per priority; -1 if malformed. */
+static int
+parse_prios(const char *arg, uint8_t *out)
+{
+	const char *s = arg;
+	unsigned int mask = 0;
+
+	if (strcmp(arg, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	while (*s != '\0') {
+		unsigned int lo, hi;
+		char *end;
+
+		lo = hi = (unsigned int)strtoul(s, &end, 10);
+		if (end == s || lo > 7)
+			return -1;
+		if (*end == '-') {
+			s = end + 1;
+			hi = (unsigned int)strtoul(s, &end, 10);
+			if (end == s || hi > 7 || hi < lo)
+				return -1;
+		}
+		for (; lo <= hi; lo++)
+			mask |= 1u << lo;
+		if (*end == ',')
+			end++;
+		else if (*end != '\0')
+			return -1;
+		s = end;
+	}
+	*out = (uint8_t)mask;
+	return 0;
+}
+
+/* "NAME=VALUE" for a DCQCN parameter; -1 (with a word why) if unknown or out of range. */
+static int
+parse_dcqcn(struct droced_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char name[64], *end;
+	unsigned long long v;
+	int ret;
+
+	if (eq == NULL || (size_t)(eq - arg) >= sizeof(name))
+		return -1;
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	v = strtoull(eq + 1, &end, 0);
+	if (eq[1] == '\0' || *end != '\0')
+		return -1;
+	ret = droce_dcqcn_param_set(&o->dcqcn, name, v);
+	if (ret < 0)
+		fprintf(stderr, "droced: --dcqcn %s: %s\n", arg,
+			ret == -ENOENT ? "no such parameter" : "out of range");
+	return ret < 0 ? -1 : 0;
+}
 
 /* A decimal count in [lo, hi] into @p out; -1 for anything else. */
 static int
@@ -148,6 +216,12 @@ apply(struct droced_opts *o, int c, const char *arg)
 	case 'F':
 		o->fault = arg;
 		break;
+	case 'e':
+		return parse_prios(arg, &o->ecn_np);
+	case 'r':
+		return parse_prios(arg, &o->ecn_rp);
+	case 'd':
+		return parse_dcqcn(o, arg);
 	default:
 		return -1;
 	}
@@ -211,6 +285,10 @@ droced_opts_parse(struct droced_opts *o, int argc, char **argv)
 	o->sock_gid = -1;
 	o->workers = 1;
 	o->handoff_slots = 4096;
+	/* ECN and DCQCN on every priority, as ConnectX-5 and later ship */
+	o->ecn_np = 0xff;
+	o->ecn_rp = 0xff;
+	droce_dcqcn_params_default(&o->dcqcn);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == 'h' || apply(o, c, optarg) < 0) {

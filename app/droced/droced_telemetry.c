@@ -48,6 +48,26 @@ do_stats(struct droced_call *c)
 			s->wait[k] += s->d->workers[w].wait_cnt[k];
 }
 
+/* ECN's switches and DCQCN's parameters, as set (--ecn-np, --ecn-rp, --dcqcn) */
+static void
+cc_settings(struct rte_tel_data *d, const struct droced_opts *o)
+{
+	const struct droce_dcqcn_param_desc *p;
+	unsigned int i, n;
+	uint32_t v;
+
+	rte_tel_data_add_dict_u64(d, "ecn_np_enable", o->ecn_np);
+	rte_tel_data_add_dict_u64(d, "ecn_rp_enable", o->ecn_rp);
+	p = droce_dcqcn_param_descs(&n);
+	for (i = 0; i < n; i++) {
+		char key[64];
+
+		droce_dcqcn_param_get(&o->dcqcn, p[i].name, &v);
+		snprintf(key, sizeof(key), "dcqcn_%s", p[i].name);
+		rte_tel_data_add_dict_u64(d, key, v);
+	}
+}
+
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -114,6 +134,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	for (i = 0; i < DROCED_WAIT_CNT_COUNT; i++)	/* --idle wait */
 		rte_tel_data_add_dict_u64(d, droced_wait_counter_name[i], s.wait[i]);
+	cc_settings(d, &tel_droced->opts);
 	return 0;
 }
 

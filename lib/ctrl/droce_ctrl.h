@@ -66,7 +66,8 @@
 	M(ATTACH_MCAST) \
 	M(DETACH_MCAST) \
 	M(REREG_MR) \
-	M(RESIZE_CQ)
+	M(RESIZE_CQ) \
+	M(MODIFY_QP_RATE_LIMIT)
 
 enum droce_ctrl_type {
 	DROCE_CTRL_NONE = 0,
@@ -121,6 +122,7 @@ struct droce_ctrl_query_device_rep {
 	/* the extended part of ibv_query_device_ex that droce fills */
 	uint64_t device_cap_flags_ex;
 	uint32_t max_inline_data;
+	struct ibv_packet_pacing_caps packet_pacing_caps;
 };
 
 struct droce_ctrl_query_port_req {
@@ -258,6 +260,15 @@ struct droce_ctrl_modify_qp_req {
 	uint32_t qp_handle;
 	uint32_t mask;		/**< enum ibv_qp_attr_mask */
 	struct ibv_qp_attr attr;
+};
+
+/** ibv_modify_qp_rate_limit: struct ibv_qp_rate_limit_attr's fields. */
+struct droce_ctrl_modify_qp_rate_limit_req {
+	uint32_t qp_handle;
+	uint32_t rate_limit;	/**< kbps; 0: no limit */
+	uint32_t max_burst_sz;	/**< bytes; 0: the device's choice */
+	uint32_t typical_pkt_sz;	/**< bytes; 0: the path MTU */
+	uint32_t comp_mask;	/**< none defined: must be 0 */
 };
 
 struct droce_ctrl_query_qp_req {

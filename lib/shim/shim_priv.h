@@ -372,6 +372,7 @@ int shim_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 struct ibv_qp *shim_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *shim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 int shim_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int shim_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr);
 int shim_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		  struct ibv_qp_init_attr *init_attr);
 int shim_destroy_qp(struct ibv_qp *qp);

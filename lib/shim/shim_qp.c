@@ -196,6 +196,20 @@ shim_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	return ret;
 }
 
+/* The QP's rate limit: droced's engine paces it (packet_pacing_caps states the range). */
+int
+shim_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
+{
+	struct droce_ctrl_modify_qp_rate_limit_req req = {
+		.qp_handle = qp->handle, .rate_limit = attr->rate_limit,
+		.max_burst_sz = attr->max_burst_sz, .typical_pkt_sz = attr->typical_pkt_sz,
+		.comp_mask = attr->comp_mask,
+	};
+
+	return shim_call(to_sctx(qp->context), DROCE_CTRL_MODIFY_QP_RATE_LIMIT, &req, sizeof(req),
+			 NULL, 0, NULL, 0, NULL, 0);
+}
+
 int
 shim_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	      struct ibv_qp_init_attr *init_attr)

@@ -44,6 +44,7 @@ shim_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_i
 	full.device_cap_flags_ex = rep.device_cap_flags_ex;
 	full.phys_port_cnt_ex = rep.attr.phys_port_cnt;
 	full.max_dm_size = SHIM_MAX_DM_SIZE;
+	full.packet_pacing_caps = rep.packet_pacing_caps;
 	/* an ON_DEMAND MR with a range is an ordinary one here (its pages are
 	 * mapped by the daemon), so every operation works on it; implicit ODP not */
 	full.odp_caps.general_caps = IBV_ODP_SUPPORT;

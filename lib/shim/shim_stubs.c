@@ -113,14 +113,6 @@ op_create_flow_action_esp(struct ibv_context *ctx, struct ibv_flow_action_esp_at
 }
 
 static int
-op_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
-{
-	(void)qp;
-	(void)attr;
-	return EOPNOTSUPP;
-}
-
-static int
 op_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
 {
 	(void)srq;
@@ -283,7 +275,7 @@ shim_ops_init(struct verbs_context *v)
 	v->modify_flow_action_esp = op_modify_flow_action_esp;
 	v->destroy_flow_action = op_destroy_flow_action;
 	v->create_flow_action_esp = op_create_flow_action_esp;
-	v->modify_qp_rate_limit = op_modify_qp_rate_limit;
+	v->modify_qp_rate_limit = shim_modify_qp_rate_limit;
 	v->alloc_parent_domain = shim_alloc_parent_domain;
 	v->dealloc_td = shim_dealloc_td;
 	v->alloc_td = shim_alloc_td;

@@ -49,6 +49,15 @@ int droce_engine_owner(const struct droce_engine *eng, const struct droce_pkt *p
  */
 uint64_t droce_engine_wait_budget(const struct droce_engine *eng, uint64_t now);
 /**
+ * How long the worker may sleep from @p now because its only work is
+ * paced QPs waiting for their time (verbs_engine_cc.c): the time to the
+ * first of them, or 0 if anything else may need it now (active QPs,
+ * loopback frames) or no QP waits. A worker that sleeps this long instead
+ * of yielding is woken by the kernel on time, where a yield under load
+ * gives the core away for a whole time slice.
+ */
+uint64_t droce_engine_pace_wait(const struct droce_engine *eng, uint64_t now);
+/**
  * Tell every client whether the worker may be asleep. After setting it
  * (true), the caller looks at the doorbells once more
  * (droce_engine_doorbells()) and waits only if there were none; it clears

@@ -28,6 +28,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "droce_cc.h"
 #include "droce_config.h"
 #include "droce_ctrl.h"
 #include "droce_mcast.h"
@@ -91,6 +92,16 @@ struct droce_dev_conf {
 	 * (droce_engine_sleep()).
 	 */
 	int wait_epfd[DROCE_DEV_MAX_ENGINES];
+	/** DCQCN's parameters (doc/transport.md); zeroed: ConnectX's defaults */
+	struct droce_dcqcn_params dcqcn;
+	/**
+	 * ECN per priority (bit p: priority p, a packet's DSCP / 8), as mlx5's
+	 * ecn/roce_np/enable/<p> and ecn/roce_rp/enable/<p>: the notification
+	 * point answers CE-marked packets with CNPs; the reaction point sends
+	 * ECT(0) and lets CNPs cut its QPs' rates. 0: ECN off.
+	 */
+	uint8_t ecn_np_enable;
+	uint8_t ecn_rp_enable;
 };
 
 /** Create a device. @return 0, -EINVAL or -ENOMEM. */
@@ -210,7 +221,11 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	C(BAD_WQE,         "work requests refused (bad opcode, SGE, key, length)") \
 	C(BAD_RING,        "rings with an impossible index (QP moved to error)") \
 	C(CLIENTS_LOST,    "clients that went away or were dropped") \
-	C(MR_SHRUNK,       "pages of registered client files gone (truncated): zero pages put there")
+	C(MR_SHRUNK,       "pages of registered client files gone (truncated): zero pages put there") \
+	C(NP_ECN_MARKED_ROCE_PACKETS, "RC/UC packets received CE-marked (ECN congestion experienced)") \
+	C(NP_CNP_SENT,     "CNPs sent for CE-marked packets (at most one per QP per min_time_between_cnps)") \
+	C(RP_CNP_HANDLED,  "CNPs received that DCQCN acted on") \
+	C(RP_CNP_IGNORED,  "CNPs received and ignored (reaction point off for the QP's priority, no such RC/UC QP)")
 
 enum droce_dev_counter {
 #define C(sym, desc) DROCE_DEV_CNT_##sym,

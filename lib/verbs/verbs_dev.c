@@ -112,6 +112,8 @@ droce_dev_create(const struct droce_dev_conf *conf, struct droce_dev **out)
 	if (dev == NULL)
 		return -ENOMEM;
 	dev->conf = *conf;
+	if (conf->dcqcn.dce_tcp_rtt == 0)	/* never set: its minimum is 1 */
+		droce_dcqcn_params_default(&dev->conf.dcqcn);
 	dev_fill_attrs(dev);
 	ret = droce_key_table_create(DROCE_MAX_MR, DROCE_MAX_MW, conf->seed, &dev->keys);
 	if (ret < 0)

@@ -28,6 +28,9 @@ dev_av_from_ah_attr(struct droce_dev *dev, const struct ibv_ah_attr *ah, struct 
 	memcpy(av->dgid, dgid, 16);
 	av->flow_label = ah->grh.flow_label & 0xfffff;
 	av->tclass = ah->grh.traffic_class;
+	/* the reaction point on for its priority: ECN-capable, ECT(0); the DSCP stays */
+	if (dev->conf.ecn_rp_enable & (1u << DROCE_TCLASS_PRIO(av->tclass)))
+		av->tclass = (uint8_t)((av->tclass & ~DROCE_ECN_MASK) | DROCE_ECN_ECT0);
 	av->hop_limit = ah->grh.hop_limit;
 	av->ipv6 = !droce_gid_is_ipv4(dgid);
 	if (droce_gid_is_ipv4(dgid) != droce_gid_is_ipv4(av->sgid))

@@ -13,6 +13,7 @@
  * are marked so.
  */
 
+#include "droce_cc.h"
 #include "droce_verbs_dev.h"
 #include "droce_engine.h"
 
@@ -126,6 +127,24 @@ struct dev_ah {
 	struct droce_av av;
 };
 
+/*
+ * A QP's rate: its limit (ibv_modify_qp_rate_limit) and DCQCN's reaction
+ * and notification points, combined in its pacer (verbs_engine_cc.c). The
+ * engine's, but for the limit, which a control request sets with the
+ * workers parked.
+ */
+struct dev_qp_cc {
+	struct droce_pacer pacer;	/* rate 0: not paced, the QP's fast path */
+	struct droce_dcqcn_rp rp;
+	struct droce_cc_np np;
+	uint64_t limit_bps;		/* 0: no limit */
+	uint32_t max_burst;		/* bytes; 0: the default */
+	uint32_t typical_pkt;		/* bytes; 0: the path MTU */
+	uint64_t wake_at;		/* waiting (on eng->paced): when it may send */
+	uint32_t paced_idx;		/* its place in eng->paced */
+	bool waiting;			/* on eng->paced */
+};
+
 struct dev_qp {
 	struct dev_obj o;
 	struct droce_engine *eng;	/* the engine that runs it, for its whole life */
@@ -151,7 +170,9 @@ struct dev_qp {
 	bool comm_est;		/* COMM_EST raised since the last RESET */
 	bool dead;		/* being destroyed */
 	bool active;		/* on eng->active: may have packets to send */
+	bool paced;		/* cc.pacer has a rate: polled through engine_cc_poll() */
 	uint32_t live_idx;	/* its place in eng->live */
+	struct dev_qp_cc cc;	/* the engine's, after everything a message touches */
 };
 
 struct droce_client {
@@ -198,6 +219,12 @@ struct droce_dev {
 };
 
 #define DEV_CNT(dev, sym) ((dev)->cnt[DROCE_DEV_CNT_##sym]++)
+
+/* The IP header's ECN field (RFC 3168) and the priority of a traffic class (DSCP / 8) */
+#define DROCE_ECN_MASK		0x03u
+#define DROCE_ECN_ECT0		0x02u
+#define DROCE_ECN_CE		0x03u
+#define DROCE_TCLASS_PRIO(tc)	((unsigned int)(tc) >> 5)
 
 /* IBA path MTU enum to bytes */
 static inline uint32_t
@@ -294,6 +321,11 @@ int dev_modify_qp(struct droce_client *cl, const struct droce_ctrl_modify_qp_req
 int dev_query_qp(struct droce_client *cl, const struct droce_ctrl_query_qp_req *req,
 		 struct droce_ctrl_query_qp_rep *rep);
 int dev_destroy_qp(struct droce_client *cl, uint32_t handle);
+/* verbs_dev_cc.c: per-QP rate limits and what QUERY_DEVICE says of them */
+int dev_modify_qp_rate_limit(struct droce_client *cl,
+			     const struct droce_ctrl_modify_qp_rate_limit_req *req);
+void dev_packet_pacing_caps(const struct droce_dev *dev, struct ibv_packet_pacing_caps *caps);
+uint64_t dev_line_rate_bps(const struct droce_dev *dev);
 void dev_qp_free(struct droce_dev *dev, struct dev_qp *qp);
 
 #endif /* DROCE_VERBS_DEV_PRIV_H */

@@ -79,6 +79,7 @@ static const uint32_t req_len[DROCE_CTRL_TYPE_COUNT] = {
 	[DROCE_CTRL_DETACH_MCAST] = sizeof(struct droce_ctrl_mcast_req),
 	[DROCE_CTRL_REREG_MR] = sizeof(struct droce_ctrl_rereg_mr_req),
 	[DROCE_CTRL_RESIZE_CQ] = sizeof(struct droce_ctrl_resize_cq_req),
+	[DROCE_CTRL_MODIFY_QP_RATE_LIMIT] = sizeof(struct droce_ctrl_modify_qp_rate_limit_req),
 };
 
 int
@@ -110,6 +111,7 @@ droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr, con
 		memset(r, 0, sizeof(*r));
 		r->attr = dev->attr;
 		r->max_inline_data = DROCE_SHM_MAX_INLINE;
+		dev_packet_pacing_caps(dev, &r->packet_pacing_caps);
 		return 0;
 	}
 	case DROCE_CTRL_QUERY_PORT: {
@@ -200,6 +202,8 @@ droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr, con
 	case DROCE_CTRL_RESIZE_CQ:
 		*rep_len = sizeof(struct droce_ctrl_resize_cq_rep);
 		return dev_resize_cq(cl, body, rep, rep_fds, rep_nfds);
+	case DROCE_CTRL_MODIFY_QP_RATE_LIMIT:
+		return dev_modify_qp_rate_limit(cl, body);
 	default:
 		return EOPNOTSUPP;
 	}

@@ -32,8 +32,10 @@ engine_create(struct droce_dev *dev, unsigned int id, struct droce_engine **out)
 	eng->qpn = calloc(DEV_MAX_QP, sizeof(*eng->qpn));
 	eng->live = calloc(DEV_MAX_QP, sizeof(*eng->live));
 	eng->active = calloc(DEV_MAX_QP, sizeof(*eng->active));
+	eng->paced = calloc(DEV_MAX_QP, sizeof(*eng->paced));
 	eng->loop = malloc(ENG_LOOP_SLOTS * sizeof(*eng->loop));
-	if (eng->qpn == NULL || eng->live == NULL || eng->active == NULL || eng->loop == NULL) {
+	if (eng->qpn == NULL || eng->live == NULL || eng->active == NULL || eng->paced == NULL ||
+	    eng->loop == NULL) {
 		engine_destroy(eng);
 		return -ENOMEM;
 	}
@@ -54,6 +56,7 @@ engine_destroy(struct droce_engine *eng)
 		rte_rcu_qsbr_thread_unregister(eng->dev->qsbr, eng->id);
 	}
 	free(eng->loop);
+	free(eng->paced);
 	free(eng->active);
 	free(eng->live);
 	free(eng->qpn);
@@ -162,6 +165,7 @@ engine_qp_attach(struct droce_engine *eng, struct dev_qp *qp)
 	eng->qpn[qp->tqp.attr.qpn - DEV_QPN_BASE] = qp;
 	qp->live_idx = eng->n_live;
 	eng->live[eng->n_live++] = qp;
+	engine_cc_qp_attach(eng, qp);
 }
 
 void
@@ -174,6 +178,7 @@ engine_qp_detach(struct droce_engine *eng, struct dev_qp *qp)
 	eng->qpn[qp->tqp.attr.qpn - DEV_QPN_BASE] = NULL;
 	eng->live[qp->live_idx] = eng->live[--eng->n_live];
 	eng->live[qp->live_idx]->live_idx = qp->live_idx;
+	engine_cc_qp_detach(eng, qp);
 	if (qp->active) {	/* rare: a linear search of the active ones */
 		uint32_t k;
 

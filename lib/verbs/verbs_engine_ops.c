@@ -245,9 +245,13 @@ static void
 ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
 	 unsigned int n_iov)
 {
-	if (engine_xmit(ctx, pkt, iov, n_iov, t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac) ==
-	    -EAGAIN)
+	int ret = engine_xmit(ctx, pkt, iov, n_iov,
+			      t->attr.type == IBV_QPT_UD ? NULL : t->attr.av.dmac);
+
+	if (ret == -EAGAIN)
 		droce_tqp_path_pending(t);
+	else if (ret == 0)
+		engine_cc_sent(ctx, engine_tqp_to_qp(t), pkt);
 }
 
 

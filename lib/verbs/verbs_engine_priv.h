@@ -40,6 +40,10 @@ struct droce_engine {
 	uint32_t n_live;
 	struct dev_qp **active;		/* n_active QPs, dense */
 	uint32_t n_active;
+	/* QPs with work that wait for their pacer (verbs_engine_cc.c), dense */
+	struct dev_qp **paced;
+	uint32_t n_paced;
+	uint64_t now;			/* of the current call: what xmit charges pacers at */
 	uint64_t next_timer;
 	struct engine_loop_frame *loop;	/* loopback queue, ENG_LOOP_SLOTS */
 	uint32_t loop_head, loop_tail;
@@ -105,6 +109,37 @@ bool engine_swqe_convert(struct droce_engine *eng, struct dev_qp *qp,
 /* verbs_engine_doorbell.c */
 void engine_qp_drain(struct droce_engine *eng, struct dev_qp *qp, uint64_t now);
 void engine_qp_send_out(struct droce_engine *eng, struct dev_qp *qp);
+
+/* verbs_engine_cc.c: pacing, CNPs, DCQCN */
+void engine_cc_qp_attach(struct droce_engine *eng, struct dev_qp *qp);
+void engine_cc_qp_detach(struct droce_engine *eng, struct dev_qp *qp);
+void engine_cc_rate_update(struct droce_engine *eng, struct dev_qp *qp);
+bool engine_cc_poll(struct droce_engine *eng, struct dev_qp *qp, uint64_t now,
+		    unsigned int *work);
+void engine_cc_wake(struct droce_engine *eng, uint64_t now);
+uint64_t engine_cc_next_wake(const struct droce_engine *eng);
+void engine_cc_sent(struct droce_engine *eng, struct dev_qp *qp, const struct droce_pkt *pkt);
+
+/* verbs_engine_cnp.c: the notification point (a CE mark answered) and the reaction point */
+void engine_np_marked(struct droce_engine *eng, struct dev_qp *qp, uint64_t now);
+void engine_rp_cnp(struct droce_engine *eng, const struct droce_pkt *pkt, uint64_t now);
+/* the ECN field of a received frame (parse_rx leaves pkt->tclass undecoded) */
+static inline unsigned int
+engine_frame_tclass(const struct droce_pkt *pkt, const uint8_t *frame)
+{
+	const uint8_t *ip = frame + pkt->l3_off;
+
+	if (pkt->flags & DROCE_PKT_F_IPV6)
+		return (unsigned int)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+	return ip[1];
+}
+
+/* A QP whose packets wait for a pacer (a rate limit or DCQCN's rate). */
+static inline bool
+engine_qp_paced(const struct dev_qp *qp)
+{
+	return qp->paced;
+}
 
 /* verbs_engine_tx.c */
 bool engine_gid_is_local(const struct droce_engine *eng, const uint8_t *gid);

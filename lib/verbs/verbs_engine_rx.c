@@ -5,7 +5,7 @@
 /*
  * Receive dispatch: a parsed frame to the QP of its QPN in the engine's
  * shard, to every local member of a multicast group, or to the daemon's
- * QP1 handler.
+ * QP1 handler; CNPs and CE marks to congestion control (verbs_engine_cnp.c).
  */
 
 #include <errno.h>
@@ -92,6 +92,7 @@ droce_engine_rx(struct droce_engine *eng, const struct droce_pkt *pkt, const uin
 	uint64_t rx_before;
 	int owner = droce_engine_owner(eng, pkt);
 
+	eng->now = now;
 	if (owner < 0) {
 		rx_mcast(eng, pkt, frame, len, local_only, now);
 		return;
@@ -104,11 +105,17 @@ droce_engine_rx(struct droce_engine *eng, const struct droce_pkt *pkt, const uin
 		rx_gsi(eng, pkt, frame, now);
 		return;
 	}
+	if (pkt->opcode == DROCE_OP_CNP) {	/* congestion control's, not the transport's */
+		engine_rp_cnp(eng, pkt, now);
+		return;
+	}
 	qp = engine_qp_by_qpn(eng, pkt->dqpn);
 	if (qp == NULL) {
 		ENG_CNT(eng, RX_NO_QP);
 		return;
 	}
+	if ((engine_frame_tclass(pkt, frame) & DROCE_ECN_MASK) == DROCE_ECN_CE)
+		engine_np_marked(eng, qp, now);
 	eng->rx_pkts++;
 	rx_before = qp->tqp.cnt[DROCE_TQP_CNT_RX_PKTS];
 	droce_tqp_rx(&qp->tqp, pkt, frame, now);

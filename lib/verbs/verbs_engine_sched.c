@@ -4,9 +4,10 @@
 
 /*
  * The engine's scheduler, one pass per call: loopback frames delivered,
- * the timers of every live QP once a millisecond, then each active QP polled
- * with a budget until it has nothing left to send; then a quiescent point
- * (verbs_dev_reclaim.c).
+ * the timers of every live QP once a millisecond, paced QPs that are due
+ * woken, then each active QP polled with a budget until it has nothing
+ * left to send (a paced one until its pacer says wait: verbs_engine_cc.c);
+ * then a quiescent point (verbs_dev_reclaim.c).
  */
 
 #include <rte_rcu_qsbr.h>
@@ -19,6 +20,7 @@ droce_engine_poll(struct droce_engine *eng, uint64_t now)
 	unsigned int work = 0;
 	uint32_t i, keep, n;
 
+	eng->now = now;
 	/* loopback frames: parsed as if they came from the wire */
 	while (eng->loop_head != eng->loop_tail) {
 		struct engine_loop_frame *f = &eng->loop[eng->loop_head % ENG_LOOP_SLOTS];
@@ -52,13 +54,21 @@ droce_engine_poll(struct droce_engine *eng, uint64_t now)
 				engine_qp_activate(eng, qp);
 		}
 	}
+	if (eng->n_paced > 0)
+		engine_cc_wake(eng, now);
 	/* QPs activated during the walk are polled on the next pass */
 	for (i = 0, keep = 0, n = eng->n_active; i < n; i++) {
 		struct dev_qp *qp = eng->active[i];
+		bool more;
 
-		work += droce_tqp_poll(&qp->tqp, now, 32);
+		if (engine_qp_paced(qp)) {
+			more = engine_cc_poll(eng, qp, now, &work);
+		} else {
+			work += droce_tqp_poll(&qp->tqp, now, 32);
+			more = true;
+		}
 		engine_qp_check_drained(qp);	/* an ACK received activates the QP */
-		if (droce_tqp_has_work(&qp->tqp))
+		if (more && droce_tqp_has_work(&qp->tqp))
 			eng->active[keep++] = qp;
 		else
 			qp->active = false;

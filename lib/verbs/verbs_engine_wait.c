@@ -49,10 +49,13 @@ droce_engine_wait_budget(const struct droce_engine *eng, uint64_t now)
 		if (t < deadline)
 			deadline = t;
 	}
+	/* timers run in the scan, at most once per ENG_TIMER_NS */
+	if (deadline != UINT64_MAX && deadline < eng->next_timer)
+		deadline = eng->next_timer;
+	/* a paced QP is woken by the pass itself, at its time */
+	if (eng->n_paced > 0 && engine_cc_next_wake(eng) < deadline)
+		deadline = engine_cc_next_wake(eng);
 	if (deadline == UINT64_MAX)
 		return deadline;
-	/* timers run in the scan, at most once per ENG_TIMER_NS */
-	if (deadline < eng->next_timer)
-		deadline = eng->next_timer;
 	return deadline > now ? deadline - now : 0;
 }

@@ -51,9 +51,8 @@ capabilities(void)
 	vt_check(dx.rss_caps.supported_qpts == 0 && dx.max_wq_type_rq == 0,
 		 "no RSS, no WQs", "qpts %#x wq %u", dx.rss_caps.supported_qpts,
 		 dx.max_wq_type_rq);
-	vt_check(dx.tso_caps.max_tso == 0 && dx.packet_pacing_caps.qp_rate_limit_max == 0 &&
-		 dx.tm_caps.max_num_tags == 0,
-		 "no TSO, rate limits, tag matching", "tso %u",
+	vt_check(dx.tso_caps.max_tso == 0 && dx.tm_caps.max_num_tags == 0,
+		 "no TSO, tag matching", "tso %u",
 		 dx.tso_caps.max_tso);
 	vt_check(dx.cq_mod_caps.max_cq_count == 0 && dx.cq_mod_caps.max_cq_period == 0,
 		 "no completion moderation (cq_mod_caps 0)", "count %u",
@@ -85,7 +84,6 @@ objects(void)
 	struct ibv_counters_init_attr cia = { 0 };
 	struct ibv_modify_cq_attr mca = { .attr_mask = IBV_CQ_ATTR_MODERATE,
 					  .moderate = { .cq_count = 4, .cq_period = 10 } };
-	struct ibv_qp_rate_limit_attr rla = { .rate_limit = 1000 };
 	struct ibv_ece ece = { 0 };
 	struct ibv_ops_wr op = { .opcode = IBV_WR_TAG_SYNC }, *bad_op;
 	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1 };
@@ -114,8 +112,6 @@ objects(void)
 	REFUSED_PTR(ibv_create_flow_action_esp(vt.ctx, &ea), "ibv_create_flow_action_esp");
 	REFUSED_PTR(ibv_create_counters(vt.ctx, &cia), "ibv_create_counters");
 	REFUSED_INT(ibv_modify_cq(cq, &mca), EOPNOTSUPP, "ibv_modify_cq: EOPNOTSUPP");
-	REFUSED_INT(ibv_modify_qp_rate_limit(qp, &rla), EOPNOTSUPP,
-		    "ibv_modify_qp_rate_limit: EOPNOTSUPP");
 	REFUSED_INT(ibv_query_ece(qp, &ece), EOPNOTSUPP, "ibv_query_ece: EOPNOTSUPP");
 	REFUSED_INT(ibv_set_ece(qp, &ece), EOPNOTSUPP, "ibv_set_ece: EOPNOTSUPP");
 	aha.grh.dgid = vt.gid;
