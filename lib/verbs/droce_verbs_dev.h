@@ -210,7 +210,9 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	C(BAD_WQE,         "work requests refused (bad opcode, SGE, key, length)") \
 	C(BAD_RING,        "rings with an impossible index (QP moved to error)") \
 	C(CLIENTS_LOST,    "clients that went away or were dropped") \
-	C(MR_SHRUNK,       "pages of registered client files gone (truncated): zero pages put there")
+	C(MR_SHRUNK,       "pages of registered client files gone (truncated): zero pages put there") \
+	C(ODP_COPIES,      "copies to or from on-demand paged memory (a system call each)") \
+	C(ODP_FAULTS,      "accesses to on-demand paged memory that found no page (access errors)")
 
 enum droce_dev_counter {
 #define C(sym, desc) DROCE_DEV_CNT_##sym,
