@@ -67,7 +67,8 @@
 	M(DETACH_MCAST) \
 	M(REREG_MR) \
 	M(RESIZE_CQ) \
-	M(MODIFY_QP_RATE_LIMIT)
+	M(MODIFY_QP_RATE_LIMIT) \
+	M(ADVISE_MR)
 
 enum droce_ctrl_type {
 	DROCE_CTRL_NONE = 0,
@@ -162,6 +163,31 @@ struct droce_ctrl_reg_mr_rep {
 	uint32_t mr_handle;
 	uint32_t lkey;
 	uint32_t rkey;
+};
+
+/*
+ * REG_MR with IBV_ACCESS_ON_DEMAND: no pages; fd is the client's own
+ * /proc/self/mem (O_RDWR, or O_RDONLY for a region nothing writes), through
+ * which droced reaches the region at the moment of each access; fd_offset 0.
+ * Implicit ODP: addr 0, length UINT64_MAX, iova 0.
+ */
+
+/* ibv_advise_mr(3): the SGEs are checked by droced; the shim faults the pages in. */
+#define DROCE_CTRL_ADVISE_MAX_SGE	64
+struct droce_ctrl_advise_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+struct droce_ctrl_advise_mr_req {
+	uint32_t pd_handle;
+	uint32_t advice;	/**< enum ibv_advise_mr_advice */
+	uint32_t flags;		/**< IBV_ADVISE_MR_FLAG_* */
+	uint32_t num_sge;	/**< 1 .. DROCE_CTRL_ADVISE_MAX_SGE */
+	struct droce_ctrl_advise_sge sge[DROCE_CTRL_ADVISE_MAX_SGE];
+};
+struct droce_ctrl_advise_mr_rep {
+	uint64_t addr[DROCE_CTRL_ADVISE_MAX_SGE];	/**< client address of each SGE */
 };
 
 struct droce_ctrl_rereg_mr_req {	/* fd: a new memfd if the range changes */

@@ -111,18 +111,23 @@ shim_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 	ret = shim_check_access(access);
 	if (ret != 0)
 		goto err;
-	if ((access & IBV_ACCESS_ON_DEMAND) && addr == NULL && length == SIZE_MAX) {
-		ret = EOPNOTSUPP;	/* implicit ODP */
-		goto err;
-	}
 	smr = calloc(1, sizeof(*smr));
 	if (smr == NULL) {
 		ret = ENOMEM;
 		goto err;
 	}
-	ret = shim_mem_get(addr, length, access & SHIM_ACCESS_WRITABLE, &ref);
-	if (ret != 0)
-		goto err_free;
+	if (access & IBV_ACCESS_ON_DEMAND) {
+		/* nothing moved or pinned: droced reaches the pages through our mem file */
+		ref = (struct shim_mem_ref){ .fd = shim_odp_mem_fd() };
+		if (ref.fd < 0) {
+			ret = EOPNOTSUPP;
+			goto err_free;
+		}
+	} else {
+		ret = shim_mem_get(addr, length, access & SHIM_ACCESS_WRITABLE, &ref);
+		if (ret != 0)
+			goto err_free;
+	}
 
 	req = (struct droce_ctrl_reg_mr_req){
 		.pd_handle = pd->handle,
@@ -214,6 +219,8 @@ shim_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_
 	if (!(flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
 		addr = mr->addr;
 		length = mr->length;
+	} else if (smr->access & IBV_ACCESS_ON_DEMAND) {
+		/* on demand: droced keeps reaching us through the handle it has */
 	} else {
 		ret = shim_mem_get(addr, length, new_access & SHIM_ACCESS_WRITABLE, &ref);
 		if (ret != 0) {

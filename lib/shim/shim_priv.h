@@ -317,6 +317,13 @@ int shim_dereg_mr(struct ibv_mr *mr);
 /** Access rights every registration checks. @return 0 or EINVAL. */
 int shim_check_access(unsigned int access);
 
+/* ---- shim_odp.c ---- */
+
+/** This process's /proc/self/mem (kept open; reopened after fork), or -1. */
+int shim_odp_mem_fd(void);
+int shim_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		   struct ibv_sge *sg_list, uint32_t num_sge);
+
 /* ---- shim_dm.c ---- */
 struct ibv_dm *shim_alloc_dm(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
 int shim_free_dm(struct ibv_dm *dm);

@@ -45,12 +45,16 @@ shim_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_i
 	full.phys_port_cnt_ex = rep.attr.phys_port_cnt;
 	full.max_dm_size = SHIM_MAX_DM_SIZE;
 	full.packet_pacing_caps = rep.packet_pacing_caps;
-	/* an ON_DEMAND MR with a range is an ordinary one here (its pages are
-	 * mapped by the daemon), so every operation works on it; implicit ODP not */
-	full.odp_caps.general_caps = IBV_ODP_SUPPORT;
+	/*
+	 * On-demand paging (shim_odp.c): droced copies to and from the pages at
+	 * each access, which works for every transfer but atomics (a copy
+	 * through the kernel is not atomic against our CPUs: an atomic on an
+	 * ODP MR is a remote access error). XRC: none (xrc_odp_caps 0).
+	 */
+	full.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
 	full.odp_caps.per_transport_caps.rc_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
-		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_SRQ_RECV;
 	full.odp_caps.per_transport_caps.uc_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
 		IBV_ODP_SUPPORT_SRQ_RECV;

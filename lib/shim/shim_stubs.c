@@ -32,18 +32,6 @@
 
 /* ---- unsupported verbs_context operations ---- */
 
-static int
-op_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
-	     struct ibv_sge *sg_list, uint32_t num_sges)
-{
-	(void)pd;
-	(void)advice;
-	(void)flags;
-	(void)sg_list;
-	(void)num_sges;
-	return EOPNOTSUPP;
-}
-
 static struct ibv_mr *
 op_alloc_null_mr(struct ibv_pd *pd)
 {
@@ -263,7 +251,7 @@ shim_ops_init(struct verbs_context *v)
 
 	/* struct verbs_context, in its order */
 	v->query_port = shim_query_port;
-	v->advise_mr = op_advise_mr;
+	v->advise_mr = shim_advise_mr;
 	v->alloc_null_mr = op_alloc_null_mr;
 	v->read_counters = op_read_counters;
 	v->attach_counters_point_flow = op_attach_counters_point_flow;

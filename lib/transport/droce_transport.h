@@ -140,6 +140,11 @@ enum droce_mem_err {
 	DROCE_MEM_ALIGN,		/**< atomic address not 8-byte aligned */
 	DROCE_MEM_SHORT,		/**< the SGE list holds fewer bytes than the data
 					 * (the transport's own answer, never mem_resolve's) */
+	DROCE_MEM_INDIRECT,		/**< mem_resolve: allowed, but the memory has no
+					 * host pointer (an on-demand paged region): its
+					 * bytes move through mem_copy. Never a failure */
+	DROCE_MEM_FAULT,		/**< mem_copy: a page of the range is not there
+					 * (unmapped by its owner, or the owner is gone) */
 };
 
 struct droce_tqp;
@@ -170,6 +175,14 @@ struct droce_tr_ops {
 	enum droce_mem_err (*mem_resolve)(void *ctx, struct droce_tqp *qp, uint32_t key,
 					  uint64_t va, uint32_t len, uint32_t access,
 					  uint8_t **host);
+	/**
+	 * For a range mem_resolve answered DROCE_MEM_INDIRECT: check it again
+	 * and copy @p len bytes between it and @p buf -- into the memory when
+	 * @p access asks for a write (LOCAL_WRITE, REMOTE_WRITE), out of it
+	 * otherwise. DROCE_MEM_OK, DROCE_MEM_FAULT, or what mem_resolve says.
+	 */
+	enum droce_mem_err (*mem_copy)(void *ctx, struct droce_tqp *qp, uint32_t key,
+				       uint64_t va, void *buf, uint32_t len, uint32_t access);
 	/** Invalidate @p rkey (SEND_WITH_INV when @p remote, else LOCAL_INV). */
 	enum droce_mem_err (*mem_invalidate)(void *ctx, struct droce_tqp *qp, uint32_t rkey,
 					     bool remote);

@@ -131,6 +131,18 @@ enum droce_mem_err tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sg
 				struct droce_iov *iov, unsigned int *n_iov);
 enum droce_mem_err tqp_scatter(struct droce_tqp *qp, const struct droce_sge *sge,
 			       uint32_t num_sge, uint32_t offset, const void *src, uint32_t len);
+/*
+ * On-demand paged memory (mem_resolve said DROCE_MEM_INDIRECT). A gather
+ * as tqp_sge_iter() (local read), its indirect pieces copied into the
+ * thread's packet buffer; tqp_copy_out() one piece so. What they give is
+ * valid until the next packet of this thread is built: a packet's payload
+ * is handed to the owner before the next one is gathered.
+ */
+enum droce_mem_err tqp_gather_indirect(struct droce_tqp *qp, const struct droce_sge *sge,
+				       uint32_t num_sge, uint32_t offset, uint32_t len,
+				       struct droce_iov *iov, unsigned int *n_iov);
+enum droce_mem_err tqp_copy_out(struct droce_tqp *qp, uint32_t key, uint64_t va, uint32_t len,
+				uint32_t access, uint8_t **host);
 
 /* Hand a packet with payload @p iov to the owner (inline: once per packet) */
 static inline void

@@ -379,6 +379,95 @@ tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge
 	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_SHORT;
 }
 
+/* A packet's payload of on-demand paged memory, copied out (one per thread). */
+static __thread uint8_t tqp_bounce[4096];
+
+enum droce_mem_err
+tqp_copy_out(struct droce_tqp *qp, uint32_t key, uint64_t va, uint32_t len, uint32_t access,
+	     uint8_t **host)
+{
+	enum droce_mem_err e;
+
+	if (len > sizeof(tqp_bounce))
+		return DROCE_MEM_RANGE;		/* never more than a packet */
+	e = qp->ops->mem_copy(qp->ops_ctx, qp, key, va, tqp_bounce, len, access);
+	if (e == DROCE_MEM_OK)
+		*host = tqp_bounce;
+	return e;
+}
+
+enum droce_mem_err
+tqp_gather_indirect(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
+		    uint32_t offset, uint32_t len, struct droce_iov *iov, unsigned int *n_iov)
+{
+	unsigned int i, n = 0;
+	uint32_t used = 0;
+
+	for (i = 0; i < num_sge && len > 0; i++) {
+		uint32_t take;
+		uint8_t *host;
+		enum droce_mem_err e;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		take = DROCE_MIN(sge[i].length - offset, len);
+		e = qp->ops->mem_resolve(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset, take,
+					 0, &host);
+		if (e == DROCE_MEM_INDIRECT) {
+			if (take > sizeof(tqp_bounce) - used)
+				return DROCE_MEM_RANGE;
+			e = qp->ops->mem_copy(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset,
+					      tqp_bounce + used, take, 0);
+			host = tqp_bounce + used;
+			used += take;
+		}
+		if (e != DROCE_MEM_OK)
+			return e;
+		iov[n].base = host;
+		iov[n].len = take;
+		n++;
+		len -= take;
+		offset = 0;
+	}
+	*n_iov = n;
+	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_SHORT;
+}
+
+/* tqp_scatter() met an on-demand paged piece: each piece written as it comes. */
+static __attribute__((noinline)) enum droce_mem_err
+tqp_scatter_indirect(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
+		     uint32_t offset, const uint8_t *src, uint32_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < num_sge && len > 0; i++) {
+		uint32_t take;
+		uint8_t *host;
+		enum droce_mem_err e;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		take = DROCE_MIN(sge[i].length - offset, len);
+		e = qp->ops->mem_resolve(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset, take,
+					 IBV_ACCESS_LOCAL_WRITE, &host);
+		if (e == DROCE_MEM_INDIRECT)
+			e = qp->ops->mem_copy(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset,
+					      (void *)(uintptr_t)src, take, IBV_ACCESS_LOCAL_WRITE);
+		else if (e == DROCE_MEM_OK)
+			memcpy(host, src, take);
+		if (e != DROCE_MEM_OK)
+			return e;
+		src += take;
+		len -= take;
+		offset = 0;
+	}
+	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_SHORT;
+}
+
 enum droce_mem_err
 tqp_scatter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
 	    uint32_t offset, const void *src, uint32_t len)
@@ -390,7 +479,8 @@ tqp_scatter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
 
 	e = tqp_sge_iter(qp, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE, iov, &n);
 	if (e != DROCE_MEM_OK)
-		return e;
+		return e == DROCE_MEM_INDIRECT ?
+		       tqp_scatter_indirect(qp, sge, num_sge, offset, src, len) : e;
 	for (i = 0; i < n; i++) {
 		memcpy((void *)(uintptr_t)iov[i].base, s, iov[i].len);
 		s += iov[i].len;

@@ -306,10 +306,20 @@ resp_send(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payl
 	return RESP_OK;
 }
 
+/* A WRITE's packet into on-demand paged memory (the RETH's range answered INDIRECT). */
+static __attribute__((noinline)) enum resp_result
+resp_write_indirect(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payload)
+{
+	return qp->ops->mem_copy(qp->ops_ctx, qp, qp->resp.wr_rkey, qp->resp.wr_va,
+				 (void *)(uintptr_t)payload, pkt->payload_len,
+				 IBV_ACCESS_REMOTE_WRITE) == DROCE_MEM_OK ? RESP_OK : RESP_ACCESS;
+}
+
 static enum resp_result
 resp_write(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *payload)
 {
 	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
+	enum droce_mem_err e = DROCE_MEM_OK;
 	uint8_t *host = NULL;
 
 	/* WRITE with immediate needs its receive WQE before anything is written */
@@ -326,8 +336,9 @@ resp_write(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *pay
 		qp->resp.rcv_len = 0;
 		/* a zero-length WRITE checks no key (IBA 9.4.4 C9-88.1) */
 		if (pkt->reth.len > 0 &&
-		    qp->ops->mem_resolve(qp->ops_ctx, qp, pkt->reth.rkey, pkt->reth.va,
-					 pkt->reth.len, IBV_ACCESS_REMOTE_WRITE, &host) != DROCE_MEM_OK)
+		    (e = qp->ops->mem_resolve(qp->ops_ctx, qp, pkt->reth.rkey, pkt->reth.va,
+					      pkt->reth.len, IBV_ACCESS_REMOTE_WRITE, &host)) !=
+		    DROCE_MEM_OK && e != DROCE_MEM_INDIRECT)
 			return RESP_ACCESS;
 	}
 	if (pkt->payload_len > qp->resp.wr_left ||
@@ -335,11 +346,17 @@ resp_write(struct droce_tqp *qp, const struct droce_pkt *pkt, const uint8_t *pay
 		return RESP_INV_REQ;	/* more or less data than the RETH announced */
 	if (pkt->payload_len > 0) {
 		/* a first packet's host is the RETH's, just resolved for the whole message */
-		if (host == NULL &&
-		    qp->ops->mem_resolve(qp->ops_ctx, qp, qp->resp.wr_rkey, qp->resp.wr_va,
-					 pkt->payload_len, IBV_ACCESS_REMOTE_WRITE, &host) != DROCE_MEM_OK)
+		if (host == NULL && e == DROCE_MEM_OK &&
+		    (e = qp->ops->mem_resolve(qp->ops_ctx, qp, qp->resp.wr_rkey, qp->resp.wr_va,
+					      pkt->payload_len, IBV_ACCESS_REMOTE_WRITE, &host)) !=
+		    DROCE_MEM_OK && e != DROCE_MEM_INDIRECT)
 			return RESP_ACCESS;	/* invalidated meanwhile */
-		memcpy(host, payload, pkt->payload_len);
+		if (e == DROCE_MEM_INDIRECT) {
+			if (resp_write_indirect(qp, pkt, payload) != RESP_OK)
+				return RESP_ACCESS;
+		} else {
+			memcpy(host, payload, pkt->payload_len);
+		}
 	}
 	qp->resp.wr_va += pkt->payload_len;
 	qp->resp.wr_left -= pkt->payload_len;
@@ -361,10 +378,15 @@ resp_read(struct droce_tqp *qp, const struct droce_pkt *pkt)
 
 	if (!resp_res_room(qp))
 		return RESP_INV_REQ;
-	if (pkt->reth.len > 0 &&
-	    qp->ops->mem_resolve(qp->ops_ctx, qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.len,
-				 IBV_ACCESS_REMOTE_READ, &host) != DROCE_MEM_OK)
-		return RESP_ACCESS;
+	if (pkt->reth.len > 0) {
+		enum droce_mem_err e = qp->ops->mem_resolve(qp->ops_ctx, qp, pkt->reth.rkey,
+							    pkt->reth.va, pkt->reth.len,
+							    IBV_ACCESS_REMOTE_READ, &host);
+
+		/* on-demand paged memory is read packet by packet, as it is served */
+		if (e != DROCE_MEM_OK && e != DROCE_MEM_INDIRECT)
+			return RESP_ACCESS;
+	}
 	r = resp_res_alloc(qp);
 	r->kind = DROCE_RES_READ;
 	r->psn = pkt->psn;
@@ -620,9 +642,16 @@ resp_read_responses(struct droce_tqp *qp, struct droce_tqp_res *r, unsigned int 
 		uint8_t *host;
 
 		if (n > 0) {
-			if (qp->ops->mem_resolve(qp->ops_ctx, qp, r->rkey, r->va + r->sent, n,
-						 IBV_ACCESS_REMOTE_READ, &host) != DROCE_MEM_OK) {
-				res_set_pending(qp, r, false);	/* key invalidated while serving */
+			enum droce_mem_err e = qp->ops->mem_resolve(qp->ops_ctx, qp, r->rkey,
+								    r->va + r->sent, n,
+								    IBV_ACCESS_REMOTE_READ, &host);
+
+			if (e == DROCE_MEM_INDIRECT)	/* on-demand paged: copied out now */
+				e = tqp_copy_out(qp, r->rkey, r->va + r->sent, n,
+						 IBV_ACCESS_REMOTE_READ, &host);
+			if (e != DROCE_MEM_OK) {
+				/* key invalidated while serving, or the page is not there */
+				res_set_pending(qp, r, false);
 				resp_nak_fatal(qp, droce_psn_add(r->psn, k), DROCE_NAK_REM_ACCESS,
 					       DROCE_TQP_FAULT_ACCESS);
 				break;

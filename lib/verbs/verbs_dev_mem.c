@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "verbs_dev_priv.h"
 
@@ -165,13 +166,21 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return ENOMEM;
-	ret = dev_mr_map(fd, req->fd_offset, req->length, req->access, &mr->map, &mr->map_len,
-			 &host, &mr->writable);
+	memset(&reg, 0, sizeof(reg));
+	reg.odp_fd = -1;
+	/* on demand: nothing mapped, the client's memory reached at each access */
+	if (req->access & IBV_ACCESS_ON_DEMAND) {
+		ret = dev_odp_fd_take(fd, req->access, &reg.odp_fd, &mr->writable);
+		host = NULL;
+		reg.odp = ret == 0;
+	} else {
+		ret = dev_mr_map(fd, req->fd_offset, req->length, req->access, &mr->map,
+				 &mr->map_len, &host, &mr->writable);
+	}
 	if (ret != 0) {
 		free(mr);
 		return ret;
 	}
-	memset(&reg, 0, sizeof(reg));
 	reg.pd = pd->o.handle;
 	reg.addr = req->addr;
 	reg.length = req->length;
@@ -186,6 +195,8 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 	}
 	if (ret < 0) {
 		dev_client_unmap(mr->map, mr->map_len);
+		if (reg.odp_fd >= 0)
+			close(reg.odp_fd);
 		free(mr);
 		return -ret;
 	}
@@ -225,6 +236,11 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	memset(&reg, 0, sizeof(reg));
 	reg.pd = pd->o.handle;
 	reg.access = req->flags & IBV_REREG_MR_CHANGE_ACCESS ? req->access : mr->mr.access;
+	/* an on-demand region stays one, and an ordinary one ordinary (mlx5 makes a new MR) */
+	if (!!(reg.access & IBV_ACCESS_ON_DEMAND) != mr->mr.odp)
+		return EINVAL;
+	reg.odp = mr->mr.odp;
+	reg.odp_fd = mr->mr.odp_fd;
 	reg.addr = xlate ? req->addr : mr->mr.addr;
 	reg.length = xlate ? req->length : mr->mr.length;
 	/* a new range gets iova = addr, as ibv_reg_mr(); otherwise the iova stays */
@@ -233,7 +249,11 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	if (!xlate && (mr->mr.access & IBV_ACCESS_ZERO_BASED) &&
 	    !(reg.access & IBV_ACCESS_ZERO_BASED))
 		reg.hca_va = mr->mr.addr;
-	if (xlate) {
+	if (xlate && reg.odp) {
+		reg.host = NULL;	/* the new range is reached as the old one was */
+		if (!writable && (reg.access & IBV_ACCESS_LOCAL_WRITE))
+			return EACCES;
+	} else if (xlate) {
 		ret = dev_mr_map(fd, req->fd_offset, req->length, reg.access, &map, &map_len, &host,
 				 &writable);
 		if (ret != 0)
@@ -248,7 +268,7 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 			dev_client_unmap(map, map_len);
 		return ret;	/* EBUSY while a window is bound, as ibv_dereg_mr(3) */
 	}
-	if (xlate) {
+	if (xlate && !reg.odp) {
 		dev_reclaim_defer(cl->dev, mr->map, mr->map_len, NULL);	/* engines may still copy */
 		mr->map = map;
 		mr->map_len = map_len;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_rcu_qsbr.h>
 
@@ -27,6 +28,7 @@ struct dev_reclaim {
 	void *map;			/* to munmap(), or NULL */
 	uint64_t map_len;
 	void *obj;			/* to free(), or NULL */
+	int fd;				/* to close(), or -1 */
 };
 
 int
@@ -52,11 +54,19 @@ reclaim_one(struct dev_reclaim *r)
 	if (r->map != NULL)
 		dev_client_unmap(r->map, r->map_len);
 	free(r->obj);
+	if (r->fd >= 0)
+		close(r->fd);
 	free(r);
 }
 
 void
 dev_reclaim_defer(struct droce_dev *dev, void *map, uint64_t map_len, void *obj)
+{
+	dev_reclaim_defer_fd(dev, map, map_len, obj, -1);
+}
+
+void
+dev_reclaim_defer_fd(struct droce_dev *dev, void *map, uint64_t map_len, void *obj, int fd)
 {
 	struct dev_reclaim *r = malloc(sizeof(*r));
 
@@ -72,6 +82,7 @@ dev_reclaim_defer(struct droce_dev *dev, void *map, uint64_t map_len, void *obj)
 	r->map = map;
 	r->map_len = map_len;
 	r->obj = obj;
+	r->fd = fd;
 	r->next = dev->reclaim;
 	dev->reclaim = r;
 }

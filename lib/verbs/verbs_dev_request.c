@@ -80,6 +80,7 @@ static const uint32_t req_len[DROCE_CTRL_TYPE_COUNT] = {
 	[DROCE_CTRL_REREG_MR] = sizeof(struct droce_ctrl_rereg_mr_req),
 	[DROCE_CTRL_RESIZE_CQ] = sizeof(struct droce_ctrl_resize_cq_req),
 	[DROCE_CTRL_MODIFY_QP_RATE_LIMIT] = sizeof(struct droce_ctrl_modify_qp_rate_limit_req),
+	[DROCE_CTRL_ADVISE_MR] = sizeof(struct droce_ctrl_advise_mr_req),
 };
 
 int
@@ -204,6 +205,9 @@ droce_dev_request(struct droce_client *cl, const struct droce_ctrl_hdr *hdr, con
 		return dev_resize_cq(cl, body, rep, rep_fds, rep_nfds);
 	case DROCE_CTRL_MODIFY_QP_RATE_LIMIT:
 		return dev_modify_qp_rate_limit(cl, body);
+	case DROCE_CTRL_ADVISE_MR:
+		*rep_len = sizeof(struct droce_ctrl_advise_mr_rep);
+		return dev_advise_mr(cl, body, rep);
 	default:
 		return EOPNOTSUPP;
 	}

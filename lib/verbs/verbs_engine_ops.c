@@ -20,27 +20,28 @@
 
 #include "verbs_engine_priv.h"
 
-static enum droce_mem_err
-ops_mem_resolve(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, uint32_t len,
-		uint32_t access, uint8_t **host)
+static inline enum droce_acc_op
+acc_op_of(uint32_t access)
 {
-	struct droce_engine *eng = ctx;
-	struct dev_qp *qp = engine_tqp_to_qp(t);
-	enum droce_acc_op op = DROCE_ACC_LOCAL_READ;
-	void *p = NULL;
-
 	if (access & IBV_ACCESS_REMOTE_ATOMIC)
-		op = DROCE_ACC_REMOTE_ATOMIC;
-	else if (access & IBV_ACCESS_REMOTE_WRITE)
-		op = DROCE_ACC_REMOTE_WRITE;
-	else if (access & IBV_ACCESS_REMOTE_READ)
-		op = DROCE_ACC_REMOTE_READ;
-	else if (access & IBV_ACCESS_LOCAL_WRITE)
-		op = DROCE_ACC_LOCAL_WRITE;
-	switch (droce_access_check(eng->dev->keys, key, qp->pd->o.handle, t->attr.qpn, va, len, op, &p)) {
+		return DROCE_ACC_REMOTE_ATOMIC;
+	if (access & IBV_ACCESS_REMOTE_WRITE)
+		return DROCE_ACC_REMOTE_WRITE;
+	if (access & IBV_ACCESS_REMOTE_READ)
+		return DROCE_ACC_REMOTE_READ;
+	if (access & IBV_ACCESS_LOCAL_WRITE)
+		return DROCE_ACC_LOCAL_WRITE;
+	return DROCE_ACC_LOCAL_READ;
+}
+
+static enum droce_mem_err
+mem_err_of(enum droce_acc_result r)
+{
+	switch (r) {
 	case DROCE_ACC_OK:
-		*host = p;
 		return DROCE_MEM_OK;
+	case DROCE_ACC_ODP:
+		return DROCE_MEM_INDIRECT;
 	case DROCE_ACC_PD:
 	case DROCE_ACC_QP:
 		return DROCE_MEM_BAD_PD;
@@ -53,6 +54,58 @@ ops_mem_resolve(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, uint3
 	default:
 		return DROCE_MEM_BAD_KEY;
 	}
+}
+
+static enum droce_mem_err
+ops_mem_resolve(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, uint32_t len,
+		uint32_t access, uint8_t **host)
+{
+	struct droce_engine *eng = ctx;
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+	void *p = NULL;
+	enum droce_acc_result r = droce_access_check(eng->dev->keys, key, qp->pd->o.handle,
+						     t->attr.qpn, va, len, acc_op_of(access), &p);
+
+	if (r == DROCE_ACC_OK) {
+		*host = p;
+		return DROCE_MEM_OK;
+	}
+	return mem_err_of(r);	/* ODP: INDIRECT, the transport calls ops_mem_copy() */
+}
+
+/*
+ * On-demand paged memory: the client's own /proc/self/mem, handed over at
+ * registration, read or written at the client's address (doc/architecture.md).
+ * A page that is not there (unmapped, PROT_NONE for the kernel's reasons, the
+ * process gone: EIO, or a short count) fails this access only.
+ */
+static enum droce_mem_err
+ops_mem_copy(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, void *buf, uint32_t len,
+	     uint32_t access)
+{
+	struct droce_engine *eng = ctx;
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+	bool write = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	uint64_t addr = 0;
+	int fd = -1;
+	ssize_t n;
+	enum droce_acc_result r = droce_access_odp(eng->dev->keys, key, qp->pd->o.handle,
+						   t->attr.qpn, va, len, acc_op_of(access), &addr,
+						   &fd);
+
+	if (r != DROCE_ACC_ODP)
+		return r == DROCE_ACC_OK ? DROCE_MEM_FAULT : mem_err_of(r);	/* changed meanwhile */
+	if (addr > (uint64_t)INT64_MAX - len) {
+		ENG_CNT(eng, ODP_FAULTS);
+		return DROCE_MEM_FAULT;		/* no file offset reaches it */
+	}
+	ENG_CNT(eng, ODP_COPIES);
+	n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
+	if (n != (ssize_t)len) {
+		ENG_CNT(eng, ODP_FAULTS);
+		return DROCE_MEM_FAULT;
+	}
+	return DROCE_MEM_OK;
 }
 
 static enum droce_mem_err
@@ -286,6 +339,7 @@ ops_qp_error(void *ctx, struct droce_tqp *t, enum droce_tqp_fault why)
 
 const struct droce_tr_ops engine_tr_ops = {
 	.mem_resolve = ops_mem_resolve,
+	.mem_copy = ops_mem_copy,
 	.mem_invalidate = ops_mem_invalidate,
 	.recv_get = ops_recv_get,
 	.cq_push = engine_cq_push,

@@ -89,9 +89,14 @@ droce_mr_reg_check(const struct droce_mr_reg *reg)
 		return -EINVAL;
 	if (a & (DROCE_ACCESS_FLUSH_GLOBAL | DROCE_ACCESS_FLUSH_PERSISTENT))
 		return -EOPNOTSUPP;
-	/* Implicit ODP: the whole address space, faulted in on use. */
-	if ((a & IBV_ACCESS_ON_DEMAND) && reg->addr == 0 && reg->length == UINT64_MAX)
-		return -EOPNOTSUPP;
+	if (reg->odp && !(a & IBV_ACCESS_ON_DEMAND))
+		return -EINVAL;
+	/* Implicit ODP: the whole address space, reached on use; no mapping can hold it. */
+	if ((a & IBV_ACCESS_ON_DEMAND) && reg->addr == 0 && reg->length == UINT64_MAX) {
+		if (!reg->odp)
+			return -EOPNOTSUPP;
+		return iova == 0 ? 0 : -EINVAL;
+	}
 	/* Both views of the region must fit below 2^64 (kernel ib_umem_get()). */
 	if (reg->length > UINT64_MAX - reg->addr || reg->length > UINT64_MAX - iova)
 		return -EINVAL;
@@ -106,14 +111,16 @@ mr_set(struct droce_mr *mr, const struct droce_mr_reg *reg)
 
 	if (ret < 0)
 		return ret;
-	if (reg->host == NULL && reg->length != 0)
+	if (reg->host == NULL && reg->length != 0 && !reg->odp)
 		return -EINVAL;
 	mr->pd = reg->pd;
 	mr->access = reg->access;
 	mr->addr = reg->addr;
 	mr->iova = (reg->access & IBV_ACCESS_ZERO_BASED) ? 0 : reg->hca_va;
 	mr->length = reg->length;
-	mr->host = reg->host;
+	mr->host = reg->odp ? NULL : reg->host;
+	mr->odp = reg->odp;
+	mr->odp_fd = reg->odp ? reg->odp_fd : -1;
 	return 0;
 }
 
@@ -206,12 +213,28 @@ acc_key_fail(const struct droce_key_table *t, uint32_t key, bool local)
 	return DROCE_ACC_KEY_INVALID;
 }
 
+/*
+ * An on-demand paged region: no engine pointer, the client's address. No
+ * atomic: the owner's copy through the kernel is not atomic against the
+ * client's CPUs, so the region lacks the right (odp_caps claim no ATOMIC).
+ */
+static __attribute__((noinline)) enum droce_acc_result
+acc_odp(const struct droce_mr *mr, uint64_t off, enum droce_acc_op op, void **host)
+{
+	if (op == DROCE_ACC_REMOTE_ATOMIC)
+		return DROCE_ACC_ACCESS;
+	*host = (void *)(uintptr_t)(mr->addr + off);
+	return DROCE_ACC_ODP;
+}
+
 /* Translate an offset in the MR, checking the engine-side atomic alignment. */
-static enum droce_acc_result
+static inline enum droce_acc_result
 acc_finish(const struct droce_mr *mr, uint64_t off, enum droce_acc_op op, void **host)
 {
 	uint8_t *p = mr->host + off;
 
+	if (__builtin_expect(mr->odp, 0))
+		return acc_odp(mr, off, op, host);
 	/* An iova-registered MR may put an aligned iova on an unaligned host
 	 * byte; an atomic there would not be atomic. */
 	if (op == DROCE_ACC_REMOTE_ATOMIC && ((uintptr_t)p & (ATOMIC_BYTES - 1)) != 0)
@@ -227,9 +250,10 @@ acc_atomic_misaligned(enum droce_acc_op op, uint64_t iova, uint64_t len)
 	       (len != ATOMIC_BYTES || (iova & (ATOMIC_BYTES - 1)) != 0);
 }
 
-static enum droce_acc_result
+/* The checks of an MR's own key: *off is the access's offset in it. */
+static inline enum droce_acc_result
 acc_mr(const struct droce_mr *mr, uint32_t pd, uint64_t iova, uint64_t len, enum droce_acc_op op,
-       void **host)
+       uint64_t *off)
 {
 	unsigned int need = acc_need[op];
 
@@ -241,12 +265,15 @@ acc_mr(const struct droce_mr *mr, uint32_t pd, uint64_t iova, uint64_t len, enum
 		return DROCE_ACC_ALIGN;
 	if (!range_inside(iova, len, mr->iova, mr->length))
 		return DROCE_ACC_RANGE;
-	return acc_finish(mr, iova - mr->iova, op, host);
+	*off = iova - mr->iova;
+	return DROCE_ACC_OK;
 }
 
+/* The checks of a window's key: *mr is the region under it, *off the offset there. */
 static enum droce_acc_result
 acc_mw(const struct droce_key_table *t, const struct droce_mw *mw, uint32_t key, uint32_t pd,
-       uint32_t qpn, uint64_t iova, uint64_t len, enum droce_acc_op op, void **host)
+       uint32_t qpn, uint64_t iova, uint64_t len, enum droce_acc_op op,
+       const struct droce_mr **mr, uint64_t *off)
 {
 	unsigned int need = acc_need[op];
 	struct droce_mw w = *mw;	/* seqlock read: copy, then recheck the key */
@@ -274,33 +301,76 @@ acc_mw(const struct droce_key_table *t, const struct droce_mw *mw, uint32_t key,
 	}
 	/* The bind put [addr, addr + length) inside the MR, which stays
 	 * registered while the window is bound. */
-	return acc_finish(w.mr, w.addr - w.mr->iova + woff, op, host);
+	*mr = w.mr;
+	*off = w.addr - w.mr->iova + woff;
+	return DROCE_ACC_OK;
 }
 
-enum droce_acc_result
-droce_access_check(const struct droce_key_table *t, uint32_t key, uint32_t pd, uint32_t qpn,
-		   uint64_t iova, uint64_t len, enum droce_acc_op op, void **host)
+/*
+ * Every check of one access but the last translation: *mr the region
+ * reached, *off the offset in it. A zero-length access leaves *mr NULL.
+ */
+static inline __attribute__((always_inline)) enum droce_acc_result
+acc_lookup(const struct droce_key_table *t, uint32_t key, uint32_t pd, uint32_t qpn,
+	   uint64_t iova, uint64_t len, enum droce_acc_op op, const struct droce_mr **mr,
+	   uint64_t *off)
 {
 	bool local = op == DROCE_ACC_LOCAL_READ || op == DROCE_ACC_LOCAL_WRITE;
 	enum droce_key_kind kind;
 	void *obj;
 
+	*mr = NULL;
 	if ((unsigned int)op >= DROCE_DIM(acc_need))
 		return DROCE_ACC_ACCESS;
 	/* IBA C9-88: a zero-length transfer carries no meaningful key or address. */
-	if (len == 0 && op != DROCE_ACC_REMOTE_ATOMIC) {
-		*host = NULL;
+	if (len == 0 && op != DROCE_ACC_REMOTE_ATOMIC)
 		return DROCE_ACC_OK;
-	}
 	obj = droce_key_lookup(t, key, &kind);
 	if (obj == NULL)
 		return acc_key_fail(t, key, local);
 	if (kind == DROCE_KEY_MW) {
 		if (local)
 			return DROCE_ACC_KEY_BAD;
-		return acc_mw(t, obj, key, pd, qpn, iova, len, op, host);
+		return acc_mw(t, obj, key, pd, qpn, iova, len, op, mr, off);
 	}
-	return acc_mr(obj, pd, iova, len, op, host);
+	*mr = obj;
+	return acc_mr(obj, pd, iova, len, op, off);
+}
+
+enum droce_acc_result
+droce_access_check(const struct droce_key_table *t, uint32_t key, uint32_t pd, uint32_t qpn,
+		   uint64_t iova, uint64_t len, enum droce_acc_op op, void **host)
+{
+	const struct droce_mr *mr;
+	uint64_t off = 0;
+	enum droce_acc_result r = acc_lookup(t, key, pd, qpn, iova, len, op, &mr, &off);
+
+	if (r != DROCE_ACC_OK)
+		return r;
+	if (mr == NULL) {	/* zero length */
+		*host = NULL;
+		return DROCE_ACC_OK;
+	}
+	return acc_finish(mr, off, op, host);
+}
+
+enum droce_acc_result
+droce_access_odp(const struct droce_key_table *t, uint32_t key, uint32_t pd, uint32_t qpn,
+		 uint64_t iova, uint64_t len, enum droce_acc_op op, uint64_t *addr, int *fd)
+{
+	const struct droce_mr *mr;
+	uint64_t off = 0;
+	void *host;
+	enum droce_acc_result r = acc_lookup(t, key, pd, qpn, iova, len, op, &mr, &off);
+
+	if (r != DROCE_ACC_OK || mr == NULL)
+		return r;
+	r = acc_finish(mr, off, op, &host);
+	if (r == DROCE_ACC_ODP) {
+		*addr = (uint64_t)(uintptr_t)host;
+		*fd = mr->odp_fd;
+	}
+	return r;
 }
 
 int

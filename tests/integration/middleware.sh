@@ -23,7 +23,7 @@
 #      each message sent and acknowledged, and the client's daemon sent CM
 #      MADs. Then verbs;ofi_rxm again with FI_VERBS_PREFER_XRC=1 (droce has
 #      no XRC: the provider must fall back to RC) and FI_VERBS_USE_ODP=1
-#      (droce serves explicit ODP: an ON_DEMAND MR is an ordinary one).
+#      (ON_DEMAND MRs are on-demand paged: droced reaches them at each access).
 # Skips (77) only without root or without the packages (qperf,
 # libfabric-bin), naming what is missing.
 set -u

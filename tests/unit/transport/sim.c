@@ -69,7 +69,39 @@ sim_mem_resolve(void *ctx, struct droce_tqp *qp, uint32_t key, uint64_t va, uint
 			return DROCE_MEM_RANGE;
 		if ((access & m->access) != access)
 			return DROCE_MEM_ACCESS;
+		if (m->odp)
+			return (access & IBV_ACCESS_REMOTE_ATOMIC) ? DROCE_MEM_ACCESS :
+								     DROCE_MEM_INDIRECT;
 		*host = m->base + (va - m->va);
+		return DROCE_MEM_OK;
+	}
+	return DROCE_MEM_BAD_KEY;
+}
+
+/* An ODP region's copy: the sim's "kernel" copies, and a hole faults. */
+static enum droce_mem_err
+sim_mem_copy(void *ctx, struct droce_tqp *qp, uint32_t key, uint64_t va, void *buf, uint32_t len,
+	     uint32_t access)
+{
+	struct sim_node *n = ctx;
+	uint8_t *host;
+	enum droce_mem_err e = sim_mem_resolve(ctx, qp, key, va, len, access, &host);
+	unsigned int i;
+
+	if (e != DROCE_MEM_INDIRECT)
+		return e == DROCE_MEM_OK ? DROCE_MEM_FAULT : e;
+	for (i = 0; i < n->nmr; i++) {
+		struct sim_mr *m = &n->mr[i];
+
+		if (m->key != key)
+			continue;
+		if (m->hole_len > 0 && va < m->hole_va + m->hole_len && m->hole_va < va + len)
+			return DROCE_MEM_FAULT;
+		n->odp_copies++;
+		if (access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE))
+			memcpy(m->base + (va - m->va), buf, len);
+		else
+			memcpy(buf, m->base + (va - m->va), len);
 		return DROCE_MEM_OK;
 	}
 	return DROCE_MEM_BAD_KEY;
@@ -188,6 +220,7 @@ sim_qp_error(void *ctx, struct droce_tqp *qp, enum droce_tqp_fault why)
 
 static const struct droce_tr_ops sim_ops = {
 	.mem_resolve = sim_mem_resolve,
+	.mem_copy = sim_mem_copy,
 	.mem_invalidate = sim_mem_invalidate,
 	.recv_get = sim_recv_get,
 	.cq_push = sim_cq_push,

@@ -34,6 +34,9 @@ struct sim_mr {
 	uint64_t va;
 	uint64_t len;
 	bool valid;
+	bool odp;		/* on-demand paged: INDIRECT, bytes through mem_copy */
+	uint64_t hole_va;	/* odp: [hole_va, hole_va + hole_len) faults */
+	uint64_t hole_len;
 };
 
 struct sim_cq {
@@ -61,6 +64,7 @@ struct sim_node {
 	enum droce_tqp_fault qp_fault[SIM_MAX_QP];	/* why, as qp_error said */
 	struct sim_mr mr[SIM_MAX_MR];
 	unsigned int nmr;
+	uint64_t odp_copies;	/* sim_mem_copy() calls that moved bytes */
 };
 
 struct sim_link {

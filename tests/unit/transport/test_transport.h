@@ -12,6 +12,7 @@
 TCase *tcase_transport_ops(void);
 TCase *tcase_transport_reliability(void);
 TCase *tcase_transport_errors(void);
+TCase *tcase_transport_odp(void);
 
 /* Deterministic payload byte @off of message @seq. */
 static inline uint8_t

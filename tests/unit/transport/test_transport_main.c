@@ -18,6 +18,7 @@ main(void)
 	suite_add_tcase(s, tcase_transport_ops());
 	suite_add_tcase(s, tcase_transport_errors());
 	suite_add_tcase(s, tcase_transport_reliability());
+	suite_add_tcase(s, tcase_transport_odp());
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

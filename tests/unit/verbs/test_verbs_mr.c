@@ -156,7 +156,69 @@ START_TEST(test_mr_reg_explicit_odp_registers_and_implicit_odp_is_eopnotsupp)
 	r.addr = 0;
 	r.hca_va = 0;
 	r.length = SIZE_MAX;
-	ck_assert_int_eq(droce_mr_reg_check(&r), -EOPNOTSUPP);
+	ck_assert_int_eq(droce_mr_reg_check(&r), -EOPNOTSUPP);	/* not odp: no mapping holds it */
+}
+END_TEST
+
+/* An on-demand paged region: no mapping, the client's address and the owner's fd. */
+START_TEST(test_mr_odp_answers_the_client_address_and_refuses_atomics)
+{
+	struct droce_mr_reg r = reg_args(LW | RW | RR | RA | IBV_ACCESS_ON_DEMAND);
+	struct droce_mr mr;
+	uint64_t addr = 0;
+	void *host = NULL;
+	int fd = -1;
+
+	r.host = NULL;
+	r.odp = true;
+	r.odp_fd = 42;
+	r.hca_va = 0x9000;		/* iova and address apart */
+	must_register(&mr, &r);
+	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD, QPN, 0x9000 + 100, 64,
+					    DROCE_ACC_REMOTE_WRITE, &host), DROCE_ACC_ODP);
+	ck_assert_ptr_eq(host, (void *)(uintptr_t)(CLIENT_VA + 100));
+	ck_assert_int_eq(droce_access_odp(tbl, mr.lkey, PD, QPN, 0x9000 + 8, 16,
+					  DROCE_ACC_LOCAL_READ, &addr, &fd), DROCE_ACC_ODP);
+	ck_assert_uint_eq(addr, CLIENT_VA + 8);
+	ck_assert_int_eq(fd, 42);
+	/* the usual checks still come first */
+	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD + 1, QPN, 0x9000, 8,
+					    DROCE_ACC_REMOTE_READ, &host), DROCE_ACC_PD);
+	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD, QPN, 0x9000 + sizeof(buf), 1,
+					    DROCE_ACC_REMOTE_READ, &host), DROCE_ACC_RANGE);
+	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD, QPN, 0x9000, 8,
+					    DROCE_ACC_REMOTE_ATOMIC, &host), DROCE_ACC_ACCESS);
+	/* zero length needs no memory */
+	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD, QPN, 0, 0,
+					    DROCE_ACC_REMOTE_WRITE, &host), DROCE_ACC_OK);
+	ck_assert_int_eq(droce_mr_deregister(tbl, &mr), 0);
+}
+END_TEST
+
+START_TEST(test_mr_implicit_odp_covers_the_address_space_at_iova_0)
+{
+	struct droce_mr_reg r = reg_args(LW | RW | IBV_ACCESS_ON_DEMAND);
+	struct droce_mr mr;
+	uint64_t addr = 0;
+	int fd = -1;
+
+	r.addr = 0;
+	r.hca_va = 0;
+	r.length = UINT64_MAX;
+	r.host = NULL;
+	r.odp = true;
+	r.odp_fd = 7;
+	must_register(&mr, &r);
+	ck_assert_int_eq(droce_access_odp(tbl, mr.rkey, PD, QPN, 0x7fff12345678ull, 4096,
+					  DROCE_ACC_REMOTE_WRITE, &addr, &fd), DROCE_ACC_ODP);
+	ck_assert_uint_eq(addr, 0x7fff12345678ull);
+	ck_assert_int_eq(droce_mr_deregister(tbl, &mr), 0);
+	r.hca_va = 0x1000;		/* implicit at another iova: EINVAL, as mlx5 */
+	ck_assert_int_eq(droce_mr_reg_check(&r), -EINVAL);
+	r.hca_va = 0;
+	r.access = LW;			/* odp without ON_DEMAND */
+	r.length = 4096;
+	ck_assert_int_eq(droce_mr_reg_check(&r), -EINVAL);
 }
 END_TEST
 
@@ -647,6 +709,8 @@ verbs_tcase_mr_reg(void)
 	tcase_add_test(tc, test_mr_reg_flush_flags_are_eopnotsupp);
 	tcase_add_test(tc, test_mr_reg_optional_bits_are_accepted_and_ignored);
 	tcase_add_test(tc, test_mr_reg_explicit_odp_registers_and_implicit_odp_is_eopnotsupp);
+	tcase_add_test(tc, test_mr_odp_answers_the_client_address_and_refuses_atomics);
+	tcase_add_test(tc, test_mr_implicit_odp_covers_the_address_space_at_iova_0);
 	tcase_add_test(tc, test_mr_reg_hugetlb_is_accepted);
 	tcase_add_test(tc, test_mr_reg_range_reaching_2_pow_64_is_einval);
 	tcase_add_test(tc, test_mr_register_fills_keys_addresses_and_publishes);
