@@ -65,7 +65,7 @@ dtest_pair() {
 	rrc=$?
 	wait $spid
 	src=$?
-	spid= rpid=
+	spid='' rpid=''
 	if [ $crc = 0 ] && [ $src = 0 ] && [ $rrc = 0 ] &&
 		grep -q 'DAPL Test Complete. PASSED' "$work/cli" &&
 		grep -q 'DAPL Test Complete. PASSED' "$work/srv"; then

@@ -54,12 +54,14 @@ for tls in rc_v ud_v; do
 	case $tls in rc_v) tl=rc_verbs max=4194304 ;; ud_v) tl=ud_verbs max=1048576 ;; esac
 	for prog in mpich_check mpich_coll_rma; do
 		name="$prog, UCX_TLS=$tls,self"
+		arg=''
+		[ $prog = mpich_check ] && arg=$max
 		log=$DROCE_STATE/$prog-$tls.log
 		a0=$(rcv_words A) b0=$(rcv_words B)
 		timeout 300 $DROCE_RUN_A mpiexec.mpich -n 2 -hosts "$DROCE_IP_A,$DROCE_IP_B" \
 			-launcher rsh -launcher-exec "$work/rsh" -genvnone \
 			-genv UCX_TLS "$tls,self" -genv UCX_NET_DEVICES "$DROCE_DEV:1" \
-			-genv UCX_LOG_LEVEL info "$mpi_dir/$prog" $([ $prog = mpich_check ] && echo $max) \
+			-genv UCX_LOG_LEVEL info "$mpi_dir/$prog" $arg \
 			>"$log" 2>&1
 		rc=$?
 		if [ $rc = 0 ] && grep -q '^mpi_[a-z_]*: 0 errors$' "$log"; then
