@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# rpma.sh BUILD_DIR: Debian's librpma 1.2, unmodified, under a server and a
+# client of the project's own (tests/apps/rpma_check.c) through droce-run
+# across the namespace pair: the server on side B with its memory a
+# MAP_SHARED mapping of a file on a disk file system (/tmp's) and then of one
+# on tmpfs (/dev/shm), the client on side A. Each run: rpma_write, rpma_flush
+# VISIBILITY and PERSISTENT, rpma_atomic_write, rpma_read, rpma_send,
+# rpma_send_with_imm and rpma_write_with_imm with a separate receive CQ and
+# then with a shared receive queue; every completion, immediate and byte is
+# checked (rpma_check's "ok"/"FAIL" lines), and the 4 KiB and 64 KiB write +
+# flush loops print their rate. Skips (77) without root or when librpma was
+# not found at build time.
+set -u
+
+. "$(dirname "$0")/../integration/common.sh"
+
+check="$1/tests/apps/rpma_check"
+[ -x "$check" ] || { echo "rpma_check not built (apt-get install librpma-dev, meson setup --reconfigure)"; exit 77; }
+pair_up "$1"
+work=$(mktemp -d)
+shm=$(mktemp -d /dev/shm/droce-rpma.XXXXXX)
+trap 'kill ${spid:-} 2>/dev/null; rm -rf "$work" "$shm"; pair_down' EXIT
+fails=0
+port=7200
+
+# one NAME FILE: a server on FILE, a client; both must exit 0
+one() {
+	port=$((port + 1))
+	$DROCE_RUN_B timeout 60 "$check" server "$DROCE_IP_B" $port "$2" >"$work/srv" 2>&1 &
+	spid=$!
+	# the server is listening once it says so
+	i=0
+	while ! grep -q listening "$work/srv" && kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	$DROCE_RUN_A timeout 60 "$check" client "$DROCE_IP_B" $port 1 >"$work/cli" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	spid=
+	sed 's/^/    client: /' "$work/cli"
+	sed 's/^/    server: /' "$work/srv"
+	checks=$(cat "$work/cli" "$work/srv" | grep -c '^ok ')
+	bad=$(cat "$work/cli" "$work/srv" | grep -c '^FAIL')
+	if [ $crc = 0 ] && [ $src = 0 ] && [ "$bad" = 0 ]; then
+		ok "$1: $checks checks, $(grep -o '4096 B.*' "$work/cli")"
+	else
+		fail "$1: client exit $crc, server exit $src, $bad failed check(s)"
+	fi
+}
+
+one "server memory a MAP_SHARED file on disk" "$work/pmem"
+one "server memory a MAP_SHARED file on tmpfs" "$shm/pmem"
+[ "$fails" = 0 ]
