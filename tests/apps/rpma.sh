@@ -11,8 +11,9 @@
 # rpma_send_with_imm and rpma_write_with_imm with a separate receive CQ and
 # then with a shared receive queue; every completion, immediate and byte is
 # checked (rpma_check's "ok"/"FAIL" lines), and the 4 KiB and 64 KiB write +
-# flush loops print their rate. Skips (77) without root or when librpma was
-# not found at build time.
+# flush loops print their rate. Then both sides again as nobody without
+# capabilities (setpriv). Skips (77) without root or when librpma was not
+# found at build time.
 set -u
 
 . "$(dirname "$0")/../integration/common.sh"
@@ -22,14 +23,18 @@ check="$1/tests/apps/rpma_check"
 pair_up "$1"
 work=$(mktemp -d)
 shm=$(mktemp -d /dev/shm/droce-rpma.XXXXXX)
-trap 'kill ${spid:-} 2>/dev/null; rm -rf "$work" "$shm"; pair_down' EXIT
+# pair_down takes the script's status from $?: keep it past the cleanup
+trap 'rc=$?; kill ${spid:-} 2>/dev/null; rm -rf "$work" "$shm"; (exit $rc); pair_down' EXIT
 fails=0
 port=7200
 
-# one NAME FILE: a server on FILE, a client; both must exit 0
+# one NAME FILE [PREFIX...]: a server on FILE, a client, each run through
+# PREFIX (setpriv) if given; both must exit 0
 one() {
+	name=$1 file=$2
+	shift 2
 	port=$((port + 1))
-	$DROCE_RUN_B timeout 60 "$check" server "$DROCE_IP_B" $port "$2" >"$work/srv" 2>&1 &
+	$DROCE_RUN_B "$@" timeout 60 "$check" server "$DROCE_IP_B" $port "$file" >"$work/srv" 2>&1 &
 	spid=$!
 	# the server is listening once it says so
 	i=0
@@ -37,7 +42,7 @@ one() {
 		sleep 0.1
 		i=$((i + 1))
 	done
-	$DROCE_RUN_A timeout 60 "$check" client "$DROCE_IP_B" $port 1 >"$work/cli" 2>&1
+	$DROCE_RUN_A "$@" timeout 60 "$check" client "$DROCE_IP_B" $port 1 >"$work/cli" 2>&1
 	crc=$?
 	wait $spid
 	src=$?
@@ -47,12 +52,21 @@ one() {
 	checks=$(cat "$work/cli" "$work/srv" | grep -c '^ok ')
 	bad=$(cat "$work/cli" "$work/srv" | grep -c '^FAIL')
 	if [ $crc = 0 ] && [ $src = 0 ] && [ "$bad" = 0 ]; then
-		ok "$1: $checks checks, $(grep -o '4096 B.*' "$work/cli")"
+		ok "$name: $checks checks, $(grep -o '4096 B.*' "$work/cli")"
 	else
-		fail "$1: client exit $crc, server exit $src, $bad failed check(s)"
+		fail "$name: client exit $crc, server exit $src, $bad failed check(s)"
 	fi
 }
 
 one "server memory a MAP_SHARED file on disk" "$work/pmem"
 one "server memory a MAP_SHARED file on tmpfs" "$shm/pmem"
+# an ordinary user's: librpma's flush registers shared anonymous memory,
+# whose file only droced can open for it (OPEN_MAPPING)
+if command -v setpriv >/dev/null 2>&1; then
+	chmod 711 "$work"
+	mkdir "$work/nobody" && chown nobody "$work/nobody"
+	one "both sides as nobody, no capabilities" "$work/nobody/pmem" \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		--bounding-set=-all
+fi
 [ "$fails" = 0 ]

@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,7 +83,18 @@
 
 static const char atomic_1[8] = "ATOMIC-1";
 static const char atomic_2[8] = "atomic-2";
-static const char client_hello[] = "rpma_check client";
+/* The client's private data in its REQ: who it is, and which connection. */
+struct hello {
+	char text[18];
+	uint8_t index;
+};
+static const char hello_text[18] = "rpma_check client";
+
+#define MULTI		3		/* connections at once on one SRQ */
+#define MULTI_SEND_LEN	256u
+#define MULTI_IMM_LEN	64u
+#define MULTI_REPLY_LEN	128u
+#define IMM_MULTI	0x5eed0000u
 
 static int fails;
 
@@ -288,6 +300,17 @@ struct server {
 	struct server_pdata pdata;
 };
 
+/* The connection index a client's REQ carries, or -1. */
+static int
+hello_index(const struct rpma_conn_private_data *in)
+{
+	const struct hello *h = in->ptr;
+
+	if (in->len < sizeof(*h) || memcmp(h->text, hello_text, sizeof(hello_text)) != 0)
+		return -1;
+	return h->index;
+}
+
 static void *
 slot(unsigned i)
 {
@@ -329,8 +352,7 @@ server_accept(struct server *s, struct rpma_conn_cfg *cfg, struct rpma_srq *srq)
 
 	CHECK(rpma_ep_next_conn_req(s->ep, cfg, &req));
 	CHECK(rpma_conn_req_get_private_data(req, &in));
-	verdict(in.len >= sizeof(client_hello) && memcmp(in.ptr, client_hello,
-		sizeof(client_hello)) == 0, "server: the client's private data in its REQ");
+	verdict(hello_index(&in) == 0, "server: the client's private data in its REQ");
 	/* every receive posted before the accept: no RNR wait */
 	for (unsigned i = 0; i < MSG_SLOTS; i++) {
 		if (srq)
@@ -458,6 +480,179 @@ server_connection_2(struct server *s)
 	CHECK(rpma_srq_cfg_delete(&srq_cfg));
 }
 
+/* A REQ refused: rpma_conn_req_delete() of an incoming request rejects it. */
+static void
+server_refuse(struct server *s)
+{
+	struct rpma_conn_private_data in;
+	struct rpma_conn_req *req;
+
+	CHECK(rpma_ep_next_conn_req(s->ep, NULL, &req));
+	CHECK(rpma_conn_req_get_private_data(req, &in));
+	verdict(hello_index(&in) == 0, "server: a REQ to refuse, with the client's private data");
+	CHECK(rpma_conn_req_delete(&req));
+}
+
+static void
+set_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+		perror("fcntl");
+		exit(1);
+	}
+}
+
+static void
+epoll_add(int efd, int fd, uint32_t tag)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.u32 = tag };
+
+	set_nonblock(fd);
+	if (epoll_ctl(efd, EPOLL_CTL_ADD, fd, &e) != 0) {
+		perror("epoll_ctl");
+		exit(1);
+	}
+}
+
+/* The next tag epoll has ready, within 10 s. */
+static uint32_t
+epoll_next(int efd)
+{
+	struct epoll_event e;
+
+	if (epoll_wait(efd, &e, 1, 10000) != 1) {
+		fprintf(stderr, "FAIL no connection event within 10 s\n");
+		exit(1);
+	}
+	return e.data.u32;
+}
+
+/*
+ * MULTI clients at once, their receives on one SRQ, their connection
+ * requests and events taken through epoll on non-blocking descriptors (as
+ * librpma's SRQ example does); each message is told apart by its QP number.
+ */
+static void
+server_connections_3(struct server *s)
+{
+	struct rpma_conn *conns[MULTI] = { 0 };
+	struct rpma_conn_private_data out = { &s->pdata, sizeof(s->pdata) }, in;
+	struct rpma_srq_cfg *srq_cfg;
+	struct rpma_conn_cfg *cfg;
+	struct rpma_conn_req *req;
+	struct rpma_srq *srq;
+	struct rpma_cq *rcq;
+	enum rpma_conn_event ev;
+	uint32_t qpn[MULTI];
+	unsigned sends[MULTI] = { 0 }, imms[MULTI] = { 0 }, established = 0, closed = 0;
+	uint8_t reply[MULTI_REPLY_LEN];
+	char line[200];
+	int efd, fd, idx;
+
+	CHECK(rpma_srq_cfg_new(&srq_cfg));
+	CHECK(rpma_srq_cfg_set_rq_size(srq_cfg, 2 * MULTI));
+	CHECK(rpma_srq_cfg_set_rcq_size(srq_cfg, 4 * MULTI));
+	CHECK(rpma_srq_new(s->peer, srq_cfg, &srq));
+	CHECK(rpma_srq_get_rcq(srq, &rcq));
+	CHECK(rpma_conn_cfg_new(&cfg));
+	CHECK(rpma_conn_cfg_set_srq(cfg, srq));
+	for (unsigned i = 0; i < 2 * MULTI; i++)
+		CHECK(rpma_srq_recv(srq, s->msgs_mr, i * MSG_SLOT, MSG_SLOT, slot(i)));
+
+	efd = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(rpma_ep_get_fd(s->ep, &fd));
+	epoll_add(efd, fd, MULTI);
+	while (established < MULTI) {
+		uint32_t tag = epoll_next(efd);
+
+		if (tag == MULTI) {
+			CHECK(rpma_ep_next_conn_req(s->ep, cfg, &req));
+			CHECK(rpma_conn_req_get_private_data(req, &in));
+			idx = hello_index(&in);
+			if (idx < 0 || idx >= MULTI || conns[idx] != NULL) {
+				fprintf(stderr, "FAIL a REQ with index %d\n", idx);
+				exit(1);
+			}
+			CHECK(rpma_conn_req_connect(&req, &out, &conns[idx]));
+			CHECK(rpma_conn_get_event_fd(conns[idx], &fd));
+			epoll_add(efd, fd, (uint32_t)idx);
+			continue;
+		}
+		CHECK(rpma_conn_next_event(conns[tag], &ev));
+		if (ev != RPMA_CONN_ESTABLISHED) {
+			fprintf(stderr, "FAIL connection %u: %s\n", tag,
+				rpma_utils_conn_event_2str(ev));
+			exit(1);
+		}
+		CHECK(rpma_conn_get_qp_num(conns[tag], &qpn[tag]));
+		established++;
+	}
+	snprintf(line, sizeof(line), "server: %u connections on one SRQ through epoll, QPs %u %u %u",
+		 MULTI, qpn[0], qpn[1], qpn[2]);
+	verdict(true, line);
+
+	for (unsigned k = 0; k < 2 * MULTI; k++) {
+		struct ibv_wc wc;
+		unsigned at;
+		bool imm;
+
+		next_wc(NULL, rcq, false, &wc);
+		for (idx = 0; idx < MULTI && qpn[idx] != wc.qp_num; idx++)
+			;
+		at = (unsigned)wc.wr_id - 1;
+		imm = wc.wc_flags & IBV_WC_WITH_IMM;
+		snprintf(line, sizeof(line), "server srq rcq: %s from QP %u (connection %d) in "
+			 "slot %u, %u bytes%s", imm ? "rpma_send_with_imm" : "rpma_send",
+			 wc.qp_num, idx, at, wc.byte_len, imm ? ", immediate" : "");
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV || idx == MULTI ||
+		    at >= 2 * MULTI) {
+			verdict(false, line);
+			exit(1);
+		}
+		if (imm) {
+			imms[idx]++;
+			verdict(wc.byte_len == MULTI_IMM_LEN + (unsigned)idx &&
+				ntohl(wc.imm_data) == IMM_MULTI + (unsigned)idx &&
+				same(s->msgs + at * MSG_SLOT, wc.byte_len, 40 + (uint32_t)idx),
+				line);
+		} else {
+			sends[idx]++;
+			verdict(wc.byte_len == MULTI_SEND_LEN + (unsigned)idx &&
+				same(s->msgs + at * MSG_SLOT, wc.byte_len, 30 + (uint32_t)idx),
+				line);
+		}
+	}
+	for (idx = 0; idx < MULTI; idx++) {
+		snprintf(line, sizeof(line), "server: connection %d sent %u message(s) and %u "
+			 "with immediate (want 1 and 1)", idx, sends[idx], imms[idx]);
+		verdict(sends[idx] == 1 && imms[idx] == 1, line);
+		fill(reply, sizeof(reply), 50 + (uint32_t)idx);
+		server_send(conns[idx], s, reply, sizeof(reply), false, 0);
+	}
+
+	/* the clients disconnect, in any order */
+	while (closed < MULTI) {
+		uint32_t tag = epoll_next(efd);
+
+		if (tag >= MULTI || conns[tag] == NULL)
+			continue;
+		CHECK(rpma_conn_next_event(conns[tag], &ev));
+		snprintf(line, sizeof(line), "server: connection %u closed", tag);
+		verdict(ev == RPMA_CONN_CLOSED, line);
+		CHECK(rpma_conn_get_event_fd(conns[tag], &fd));
+		epoll_ctl(efd, EPOLL_CTL_DEL, fd, NULL);
+		CHECK(rpma_conn_disconnect(conns[tag]));
+		CHECK(rpma_conn_delete(&conns[tag]));
+		closed++;
+	}
+	close(efd);
+	CHECK(rpma_conn_cfg_delete(&cfg));
+	CHECK(rpma_srq_delete(&srq));
+	CHECK(rpma_srq_cfg_delete(&srq_cfg));
+}
+
 static int
 server(const char *addr, const char *port, const char *path)
 {
@@ -505,8 +700,10 @@ server(const char *addr, const char *port, const char *path)
 	printf("server: listening on %s:%s, %u bytes of %s mapped shared\n", addr, port,
 	       MEM_SIZE, path);
 	fflush(stdout);
+	server_refuse(&s);
 	server_connection_1(&s);
 	server_connection_2(&s);
+	server_connections_3(&s);
 
 	CHECK(rpma_ep_shutdown(&s.ep));
 	CHECK(rpma_mr_dereg(&s.msgs_mr));
@@ -536,12 +733,14 @@ static struct rpma_conn *
 client_connect(struct client *c, const char *addr, const char *port, struct rpma_conn_cfg *cfg,
 	       struct rpma_mr_remote **mr, struct rpma_peer_cfg **pcfg)
 {
-	struct rpma_conn_private_data out = { (void *)client_hello, sizeof(client_hello) }, in;
+	struct hello hello = { .index = 0 };
+	struct rpma_conn_private_data out = { &hello, sizeof(hello) }, in;
 	const struct server_pdata *pd;
 	struct rpma_conn_req *req;
 	struct rpma_conn *conn;
 	size_t size;
 
+	memcpy(hello.text, hello_text, sizeof(hello_text));
 	CHECK(rpma_conn_req_new(c->peer, addr, port, cfg, &req));
 	for (unsigned i = 0; i < MSG_SLOTS; i++)
 		CHECK(rpma_conn_req_recv(req, c->msgs_mr, i * MSG_SLOT, MSG_SLOT, slot(i)));
@@ -632,6 +831,7 @@ client_connection_1(struct client *c, const char *addr, const char *port, double
 	struct ibv_wc wc;
 	int flush_type, ret;
 	int w_ctx, f_ctx, a_ctx, r_ctx, i_ctx;
+	char atomic_buf[8];
 	uint8_t *img;
 	long at;
 	char line[160];
@@ -649,9 +849,12 @@ client_connection_1(struct client *c, const char *addr, const char *port, double
 		(flush_type & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT),
 		"client: the remote MR flushes to visibility and persistence");
 
-	/* PERSISTENT is refused until the server's peer config says pmem */
+	/* PERSISTENT is refused until the server's peer config says pmem (the
+	 * error librpma would log for it is expected: not shown) */
+	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_DISABLED);
 	ret = rpma_flush(conn, mr, W_PERS_OFF, W_PERS_LEN, RPMA_FLUSH_TYPE_PERSISTENT,
 			 RPMA_F_COMPLETION_ALWAYS, &f_ctx);
+	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_INFO);
 	verdict(ret == RPMA_E_NOSUPP, "client: flush PERSISTENT refused before the peer config");
 	CHECK(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
 
@@ -673,8 +876,12 @@ client_connection_1(struct client *c, const char *addr, const char *port, double
 	expect_wc(conn, cq, true, IBV_WC_RDMA_READ, &f_ctx, 0, NULL,
 		  "client: rpma_write (unsignalled) + rpma_flush PERSISTENT");
 
-	CHECK(rpma_atomic_write(conn, mr, ATOMIC_OFF, atomic_1, RPMA_F_COMPLETION_ALWAYS,
+	/* the fallback is an INLINE write: its 8 bytes are taken at the post,
+	 * so a buffer scribbled on right after must not be what lands */
+	memcpy(atomic_buf, atomic_1, 8);
+	CHECK(rpma_atomic_write(conn, mr, ATOMIC_OFF, atomic_buf, RPMA_F_COMPLETION_ALWAYS,
 		&a_ctx));
+	memset(atomic_buf, 0xee, 8);
 	expect_wc(conn, cq, true, IBV_WC_RDMA_WRITE, &a_ctx, 0, NULL, "client: rpma_atomic_write");
 	CHECK(rpma_atomic_write(conn, mr, ATOMIC_OFF + 8, atomic_2, RPMA_F_COMPLETION_ON_ERROR,
 		NULL));
@@ -759,11 +966,72 @@ client_connection_2(struct client *c, const char *addr, const char *port)
 	CHECK(rpma_peer_cfg_delete(&pcfg));
 }
 
+/* A connection that ends REJECTED: refused by the server, or to no listener. */
+static void
+client_refused(struct client *c, const char *addr, const char *port, const char *what)
+{
+	struct hello hello = { .index = 0 };
+	struct rpma_conn_private_data out = { &hello, sizeof(hello) };
+	struct rpma_conn_req *req;
+	struct rpma_conn *conn;
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	char line[160];
+
+	memcpy(hello.text, hello_text, sizeof(hello_text));
+	CHECK(rpma_conn_req_new(c->peer, addr, port, NULL, &req));
+	CHECK(rpma_conn_req_connect(&req, &out, &conn));
+	CHECK(rpma_conn_next_event(conn, &ev));
+	snprintf(line, sizeof(line), "client: %s: %s", what, rpma_utils_conn_event_2str(ev));
+	verdict(ev == RPMA_CONN_REJECTED, line);
+	CHECK(rpma_conn_delete(&conn));
+}
+
+static void
+client_connections_3(struct client *c, const char *addr, const char *port)
+{
+	struct rpma_conn *conns[MULTI];
+	struct rpma_cq *cqs[MULTI];
+	char what[80];
+
+	/* every REQ out before any connection is established */
+	for (unsigned i = 0; i < MULTI; i++) {
+		struct hello hello = { .index = (uint8_t)i };
+		struct rpma_conn_private_data out = { &hello, sizeof(hello) };
+		struct rpma_conn_req *req;
+
+		memcpy(hello.text, hello_text, sizeof(hello_text));
+		CHECK(rpma_conn_req_new(c->peer, addr, port, NULL, &req));
+		CHECK(rpma_conn_req_recv(req, c->msgs_mr, i * MSG_SLOT, MSG_SLOT, slot(i)));
+		CHECK(rpma_conn_req_connect(&req, &out, &conns[i]));
+	}
+	for (unsigned i = 0; i < MULTI; i++) {
+		establish(conns[i]);
+		CHECK(rpma_conn_get_cq(conns[i], &cqs[i]));
+	}
+	verdict(true, "client: 3 connections established at once");
+	for (unsigned i = 0; i < MULTI; i++) {
+		snprintf(what, sizeof(what), "client: connection %u rpma_send", i);
+		client_send(conns[i], cqs[i], false, c, 30 + i, MULTI_SEND_LEN + i, false, 0, what);
+		snprintf(what, sizeof(what), "client: connection %u rpma_send_with_imm", i);
+		client_send(conns[i], cqs[i], false, c, 40 + i, MULTI_IMM_LEN + i, true,
+			    IMM_MULTI + i, what);
+	}
+	for (unsigned i = 0; i < MULTI; i++) {
+		snprintf(what, sizeof(what), "client: connection %u the server's reply", i);
+		expect_wc(conns[i], cqs[i], false, IBV_WC_RECV, slot(i), MULTI_REPLY_LEN, NULL,
+			  what);
+		check_bytes(c->msgs + i * MSG_SLOT, MULTI_REPLY_LEN, 50 + i, what);
+	}
+	for (unsigned i = 0; i < MULTI; i++)
+		close_conn(&conns[i], true);
+}
+
 static int
 client(const char *addr, const char *port, double seconds)
 {
 	struct client c = { 0 };
 	struct ibv_context *ctx;
+	char unheard[16];
 
 	c.src = aligned(MEM_SIZE);
 	c.dst = aligned(READ_LEN);
@@ -775,8 +1043,12 @@ client(const char *addr, const char *port, double seconds)
 	CHECK(rpma_mr_reg(c.peer, c.msgs, (MSG_SLOTS + 1) * MSG_SLOT,
 		RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_SEND, &c.msgs_mr));
 
+	client_refused(&c, addr, port, "a REQ the server refuses");
+	snprintf(unheard, sizeof(unheard), "%d", atoi(port) + 1);
+	client_refused(&c, addr, unheard, "a REQ to a port nobody listens on");
 	client_connection_1(&c, addr, port, seconds);
 	client_connection_2(&c, addr, port);
+	client_connections_3(&c, addr, port);
 
 	CHECK(rpma_mr_dereg(&c.msgs_mr));
 	CHECK(rpma_mr_dereg(&c.dst_mr));
@@ -793,6 +1065,8 @@ int
 main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* librpma's own notes and errors on stderr (it says so when it falls back) */
+	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_INFO);
 	if (argc == 5 && strcmp(argv[1], "server") == 0)
 		return server(argv[2], argv[3], argv[4]);
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "client") == 0)
