@@ -193,11 +193,11 @@ struct droce_ctrl_advise_mr_rep {
 
 /*
  * OPEN_MAPPING: a descriptor of the file behind the client's own shared
- * mapping [start, end) (one whole VMA), for memory whose file the client
- * cannot open itself (shared anonymous memory without CAP_SYS_ADMIN or
- * CAP_CHECKPOINT_RESTORE). droced opens /proc/PID/map_files/START-END with
- * the client's uid and gid as file system credentials: the file's own
- * permissions decide, as if the client opened it by name. Reply: the fd.
+ * anonymous memory [start, end) (one whole VMA), which the client cannot
+ * open itself without CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE. droced opens
+ * /proc/PID/map_files/START-END with the client's uid and gid as file
+ * system credentials and hands out only shared anonymous memory
+ * (app/droced/droced_mapping.c). Reply: the fd.
  */
 struct droce_ctrl_open_mapping_req {
 	uint64_t start;
