@@ -237,6 +237,33 @@ shared_anon_uncapable(void)
 	munmap(p, LEN);
 }
 
+/*
+ * What droced opens for a thread without those capabilities is shared
+ * anonymous memory only: a memfd mapped read-only whose descriptor is
+ * closed (map_files would reopen it for writing) stays EOPNOTSUPP.
+ */
+static void
+memfd_closed_uncapable(void)
+{
+	int fd = memfd_create("droce-ro", MFD_CLOEXEC);
+	struct ibv_mr *mr;
+	uint8_t *p;
+
+	vt_require(fd >= 0 && ftruncate(fd, LEN) == 0, "memfd");
+	p = mmap(NULL, LEN, PROT_READ, MAP_SHARED, fd, 0);
+	vt_require(p != MAP_FAILED, "mmap");
+	close(fd);
+	vt_require(map_files_caps(false), "capset");
+	mr = ibv_reg_mr(vt.pd, p, LEN, IBV_ACCESS_REMOTE_READ);
+	vt_check(mr == NULL && errno == EOPNOTSUPP,
+		 "a read-only memfd with no descriptor, without CAP_SYS_ADMIN: EOPNOTSUPP",
+		 "mr %p errno %d", (void *)mr, errno);
+	if (mr != NULL)
+		ibv_dereg_mr(mr);
+	vt_require(map_files_caps(true), "capset");
+	munmap(p, LEN);
+}
+
 /* A file of LEN bytes: mapped shared, checked by pread. */
 static void
 shared_file(int fd, const char *kind)
@@ -418,6 +445,7 @@ drive(void)
 	shared_anon(0, "shared anonymous memory, a child forked before");
 	shared_anon(MAP_HUGETLB, "shared hugetlb, a child forked before");
 	shared_anon_uncapable();
+	memfd_closed_uncapable();
 	shared_file(temp_file("/dev/shm"), "MAP_SHARED file on tmpfs");
 	shared_file(temp_file("/var/tmp"), "MAP_SHARED file on disk");
 	posix_shm();
