@@ -29,7 +29,7 @@
 
 #include "rdmacm_check.h"
 
-static void
+static void __attribute__((noreturn))
 die(const char *what)
 {
 	perror(what);
