@@ -28,6 +28,11 @@ trap 'rc=$?; kill ${spid:-} 2>/dev/null; rm -rf "$work" "$shm"; (exit $rc); pair
 fails=0
 port=7200
 
+# the client's write + flush loop at LEN bytes: "N MiB/s, N us per write+flush"
+rate() {	# LEN
+	sed -n "s/.*rpma_write $1 B + rpma_flush VISIBILITY) in [0-9.]* s: //p" "$work/cli"
+}
+
 # one NAME FILE [PREFIX...]: a server on FILE, a client, each run through
 # PREFIX (setpriv) if given; both must exit 0
 one() {
@@ -52,7 +57,7 @@ one() {
 	checks=$(cat "$work/cli" "$work/srv" | grep -c '^ok ')
 	bad=$(cat "$work/cli" "$work/srv" | grep -c '^FAIL')
 	if [ $crc = 0 ] && [ $src = 0 ] && [ "$bad" = 0 ]; then
-		ok "$name: $checks checks, $(grep -o '4096 B.*' "$work/cli")"
+		ok "$name: $checks checks; write + flush $(rate 4096) at 4 KiB, $(rate 65536) at 64 KiB"
 	else
 		fail "$name: client exit $crc, server exit $src, $bad failed check(s)"
 	fi
