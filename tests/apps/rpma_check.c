@@ -5,14 +5,15 @@
 /*
  * rpma_check: Debian's librpma, unmodified, across the namespace pair.
  *
- *   rpma_check server ADDR PORT FILE
+ *   rpma_check server ADDR PORT [mixed:]FILE
  *   rpma_check client ADDR PORT [BENCH_SECONDS]
  *
  * The server maps FILE MAP_SHARED (librpma's "persistent memory" is such a
  * mapping), registers it for WRITE_DST, READ_SRC and both flush types, and
  * hands its descriptor and a peer configuration with direct write to pmem
  * on to the client in the private data of the connection's REP, as
- * librpma's examples do. Two connections follow:
+ * librpma's examples do ("mixed:": with a private page after the file in
+ * the same registration, which librpma then registers on demand). Then:
  *
  * 1. separate receive CQs on both sides (rpma_conn_cfg_set_rcq_size), the
  *    client's CQ and RCQ on one shared completion channel (rpma_conn_wait):
@@ -298,6 +299,7 @@ struct server {
 	uint8_t *msgs;		/* MSG_SLOTS receive slots, then a send slot */
 	struct rpma_mr_local *msgs_mr;
 	struct server_pdata pdata;
+	bool mixed;		/* a private page after the file in the registration */
 };
 
 /* The connection index a client's REQ carries, or -1. */
@@ -661,13 +663,23 @@ server(const char *addr, const char *port, const char *path)
 	struct rpma_peer_cfg *pcfg;
 	size_t mr_size, pcfg_size;
 
+	/* "mixed:FILE": the file's mapping with a private page after it, in one
+	 * registration: memory droce cannot share as one (EOPNOTSUPP), for which
+	 * librpma registers again with IBV_ACCESS_ON_DEMAND */
+	if (strncmp(path, "mixed:", 6) == 0) {
+		path += 6;
+		s.mixed = true;
+	}
 	s.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (s.fd < 0 || ftruncate(s.fd, MEM_SIZE) != 0) {
 		perror(path);
 		return 1;
 	}
-	s.mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd, 0);
-	if (s.mem == MAP_FAILED) {
+	s.mem = mmap(NULL, MEM_SIZE + (s.mixed ? 4096 : 0), PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s.mem == MAP_FAILED ||
+	    mmap(s.mem, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.fd, 0) !=
+	    s.mem) {
 		perror("mmap");
 		return 1;
 	}
@@ -676,9 +688,14 @@ server(const char *addr, const char *port, const char *path)
 
 	CHECK(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
 	CHECK(rpma_peer_new(ctx, &s.peer));
-	CHECK(rpma_mr_reg(s.peer, s.mem, MEM_SIZE, RPMA_MR_USAGE_WRITE_DST |
-		RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-		RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &s.mr));
+	CHECK(rpma_mr_reg(s.peer, s.mem, MEM_SIZE + (s.mixed ? 4096 : 0),
+		RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+		RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &s.mr));
+	/* librpma's examples prefetch an FsDAX file's on-demand MR so */
+	if (s.mixed)
+		verdict(rpma_mr_advise(s.mr, 0, MEM_SIZE, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				       IBV_ADVISE_MR_FLAG_FLUSH) == 0,
+			"server: rpma_mr_advise PREFETCH_WRITE of the on-demand MR");
 	CHECK(rpma_mr_reg(s.peer, s.msgs, (MSG_SLOTS + 1) * MSG_SLOT,
 		RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_SEND, &s.msgs_mr));
 
@@ -710,7 +727,7 @@ server(const char *addr, const char *port, const char *path)
 	CHECK(rpma_mr_dereg(&s.mr));
 	CHECK(rpma_peer_cfg_delete(&pcfg));
 	CHECK(rpma_peer_delete(&s.peer));
-	munmap(s.mem, MEM_SIZE);
+	munmap(s.mem, MEM_SIZE + (s.mixed ? 4096 : 0));
 	close(s.fd);
 	free(s.msgs);
 	printf("server: %d failure(s)\n", fails);
@@ -753,7 +770,8 @@ client_connect(struct client *c, const char *addr, const char *port, struct rpma
 		exit(1);
 	CHECK(rpma_mr_remote_from_descriptor(pd->desc, pd->mr_desc_size, mr));
 	CHECK(rpma_mr_remote_get_size(*mr, &size));
-	verdict(size == MEM_SIZE, "client: the remote MR's size from its descriptor");
+	verdict(size == MEM_SIZE || size == MEM_SIZE + 4096,
+		"client: the remote MR's size from its descriptor");
 	CHECK(rpma_peer_cfg_from_descriptor(pd->desc + pd->mr_desc_size, pd->pcfg_desc_size,
 		pcfg));
 	return conn;
