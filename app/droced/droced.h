@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "droce_ctrl.h"
 #include "droce_engine.h"
 #include "droce_idle.h"
 #include "droce_verbs_dev.h"
@@ -158,6 +159,14 @@ droced_worker_kick(struct droced_worker *w)
 /* The control server thread. */
 void *droced_ctrl_thread(void *arg);
 int droced_ctrl_listen(struct droced *d);
+
+/*
+ * OPEN_MAPPING for the client @p pid (alive while @p pidfd is), with its
+ * @p uid and @p gid deciding the file's permissions (droced_mapping.c).
+ * @return 0 with *fd_out open, or a positive errno.
+ */
+int droced_open_mapping(int pidfd, pid_t pid, uid_t uid, gid_t gid,
+			const struct droce_ctrl_open_mapping_req *req, int *fd_out);
 
 /*
  * The port, wrapped for the worker (droced_port.c): open it from the

@@ -112,6 +112,7 @@ static const char *const cm_counter_name[CMC_COUNT] = {
 struct cm_client {
 	struct droce_client *cl;	/* NULL: free slot */
 	int ev_fd;			/* write end of the event pipe */
+	int ev_rd;			/* a non-blocking read end of it (-1: none) */
 	uint32_t pid;
 };
 
@@ -1258,8 +1259,24 @@ client_find(struct droce_client *cl)
 	return NULL;
 }
 
+/*
+ * Our own open of the pipe read end @p fd (not the client's description:
+ * its O_NONBLOCK is its own), non-blocking, to take back an id's unread
+ * events when it migrates. -1 if it cannot be had.
+ */
 static int
-cm_hello(struct droce_client *cl, const struct droce_ctrl_cm_hello_req *q, int fd,
+open_event_reader(int fd)
+{
+	char path[64];
+
+	if (fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
+static int
+cm_hello(struct droce_client *cl, const struct droce_ctrl_cm_hello_req *q, int fd, int rd_fd,
 	 struct droce_ctrl_cm_hello_rep *rep)
 {
 	struct cm_client *c;
@@ -1273,6 +1290,7 @@ cm_hello(struct droce_client *cl, const struct droce_ctrl_cm_hello_req *q, int f
 	if (c->ev_fd < 0)
 		return EMFILE;
 	(void)fcntl(c->ev_fd, F_SETFL, O_NONBLOCK);	/* a client that does not read loses its own */
+	c->ev_rd = open_event_reader(rd_fd);
 	c->cl = cl;
 	c->pid = droce_dev_client_pid(cl);	/* the kernel's word, not the client's */
 	(void)q;
@@ -1280,15 +1298,64 @@ cm_hello(struct droce_client *cl, const struct droce_ctrl_cm_hello_req *q, int f
 	return 0;
 }
 
+/* Whose an event is: a CONNECT_REQUEST the listener's, any other its id's. */
+static uint32_t
+event_owner_id(const struct droce_ctrl_cm_event *ev)
+{
+	return ev->event == DROCE_CM_EVENT_CONNECT_REQUEST ? ev->listen_id : ev->id;
+}
+
+/*
+ * The events of id @p handle written to @p from's pipe and not read yet go
+ * to @p to's, as Linux's ucma_migrate_id moves them; the others are written
+ * back to @p from's in their order. Nothing else writes these pipes
+ * meanwhile (the CM runs here alone); a client thread reading @p from's
+ * channel at this moment gets the others in their order.
+ */
+static void
+move_unread_events(struct cm_client *from, struct cm_client *to, uint32_t handle)
+{
+	struct droce_ctrl_cm_event ev, *keep = NULL, *grown;
+	size_t n = 0, cap = 0, i;
+
+	if (from->ev_rd < 0)
+		return;
+	while (read(from->ev_rd, &ev, sizeof(ev)) == (ssize_t)sizeof(ev)) {
+		if (event_owner_id(&ev) == handle) {
+			if (write(to->ev_fd, &ev, sizeof(ev)) != (ssize_t)sizeof(ev))
+				CMC(EVENTS_LOST);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap != 0 ? 2 * cap : 16;
+			grown = realloc(keep, cap * sizeof(*keep));
+			if (grown == NULL) {
+				CMC(EVENTS_LOST);
+				continue;
+			}
+			keep = grown;
+		}
+		keep[n++] = ev;
+	}
+	for (i = 0; i < n; i++)
+		if (write(from->ev_fd, &keep[i], sizeof(keep[i])) != (ssize_t)sizeof(keep[i]))
+			CMC(EVENTS_LOST);
+	free(keep);
+}
+
 /* Move id @p handle of another connection of the same process to @p c. */
 static int
 rid_migrate(struct cm_client *c, uint32_t handle)
 {
 	struct rid *r = rid_lookup(handle);
+	struct cm_client *from;
 
 	if (r == NULL || c->pid == 0 || r->owner->pid != c->pid)
 		return EINVAL;		/* another process's ids are not for taking */
+	from = r->owner;
 	r->owner = c;
+	if (from != c)
+		move_unread_events(from, c, handle);
 	return 0;
 }
 
@@ -1333,7 +1400,7 @@ droced_cm_request(struct droced *d, struct droce_client *cl, const struct droce_
 		return -EPROTO;
 	if (hdr->type == DROCE_CTRL_CM_HELLO) {
 		*rep_len = sizeof(struct droce_ctrl_cm_hello_rep);
-		return cm_hello(cl, body, nfds > 0 ? fds[0] : -1, rep);
+		return cm_hello(cl, body, nfds > 0 ? fds[0] : -1, nfds > 1 ? fds[1] : -1, rep);
 	}
 	c = client_find(cl);
 	if (c == NULL)
@@ -1486,8 +1553,11 @@ droced_cm_client_gone(struct droced *d, struct droce_client *cl)
 		if (g.rids[i].owner == c)
 			rid_free(&g.rids[i]);
 	close(c->ev_fd);
+	if (c->ev_rd >= 0)
+		close(c->ev_rd);
 	memset(c, 0, sizeof(*c));
 	c->ev_fd = -1;
+	c->ev_rd = -1;
 }
 
 unsigned int
@@ -1570,8 +1640,10 @@ droced_cm_init(struct droced *d)
 	/* after srandom: a restarted droced must not hand out the comm IDs
 	 * and TIDs of the last run (it did: random()'s unseeded first value) */
 	cfg.comm_id_seed = (uint32_t)random();
-	for (i = 0; i < CM_MAX_CLIENTS; i++)
+	for (i = 0; i < CM_MAX_CLIENTS; i++) {
 		g.clients[i].ev_fd = -1;
+		g.clients[i].ev_rd = -1;
+	}
 	g.next_port = (uint16_t)random();
 	ret = droce_cm_init(&g.cm, &cfg, g.ids, CM_MAX_IDS, &cm_ops, d);
 	if (ret < 0)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -31,6 +32,8 @@
 struct conn {
 	int fd;
 	struct droce_client *cl;
+	int pidfd;		/* the client process, for OPEN_MAPPING (-1: none) */
+	struct ucred cred;
 };
 
 int
@@ -174,6 +177,28 @@ conn_close(struct droced *d, struct conn *cn)
 	close(cn->fd);
 	cn->fd = -1;
 	cn->cl = NULL;
+	if (cn->pidfd >= 0)
+		close(cn->pidfd);
+	cn->pidfd = -1;
+}
+
+#ifdef SO_PEERPIDFD
+#define DROCED_SO_PEERPIDFD SO_PEERPIDFD
+#else
+#define DROCED_SO_PEERPIDFD 77	/* Linux's value; older headers lack it */
+#endif
+
+/* A pidfd of the process that connected on @p fd: the socket's own
+ * (SO_PEERPIDFD, Linux 6.5), or one opened from its pid. -1 if neither. */
+static int
+peer_pidfd(int fd, pid_t pid)
+{
+	socklen_t len = sizeof(int);
+	int pidfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, DROCED_SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0)
+		return pidfd;
+	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
 static void
@@ -205,6 +230,28 @@ conn_accept(struct droced *d, struct conn *conns)
 	}
 	conns[i].fd = fd;
 	conns[i].cl = n.cl;
+	conns[i].cred = uc;
+	conns[i].pidfd = peer_pidfd(fd, uc.pid);
+}
+
+/* OPEN_MAPPING, served here: it needs no worker, only the client's creds. */
+static void
+serve_open_mapping(struct conn *cn, struct request_call *r)
+{
+	int fd;
+
+	r->rep_len = 0;
+	r->rep_nfds = 0;
+	if (r->hdr.len != sizeof(struct droce_ctrl_open_mapping_req)) {
+		r->status = -EPROTO;
+		return;
+	}
+	r->status = droced_open_mapping(cn->pidfd, cn->cred.pid, cn->cred.uid, cn->cred.gid,
+					(const struct droce_ctrl_open_mapping_req *)r->body, &fd);
+	if (r->status == 0) {
+		r->rep_fds[0] = fd;
+		r->rep_nfds = 1;
+	}
 }
 
 /* One request from @cn; false if the connection must go. */
@@ -222,7 +269,10 @@ conn_serve(struct droced *d, struct conn *cn, struct request_call *r)
 	len = droce_ctrl_recv(cn->fd, &r->hdr, r->body, r->fds, &r->nfds);
 	if (len < 0)
 		return false;
-	droced_call_worker(d, &r->c);
+	if (r->hdr.type == DROCE_CTRL_OPEN_MAPPING)
+		serve_open_mapping(cn, r);
+	else
+		droced_call_worker(d, &r->c);
 	for (i = 0; i < r->nfds; i++)		/* the worker dup()ed what it keeps */
 		if (r->fds[i] >= 0)
 			close(r->fds[i]);
@@ -248,8 +298,10 @@ droced_ctrl_thread(void *arg)
 	uint64_t next_reclaim = 0;
 	unsigned int i, n;
 
-	for (i = 0; i < MAX_CONNS; i++)
+	for (i = 0; i < MAX_CONNS; i++) {
 		conns[i].fd = -1;
+		conns[i].pidfd = -1;
+	}
 	while (!atomic_load(&d->stop)) {
 		/* MRs of a client that went away wait for no request to free them */
 		if (droce_now_ns() >= next_reclaim) {

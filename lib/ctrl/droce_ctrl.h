@@ -68,7 +68,8 @@
 	M(REREG_MR) \
 	M(RESIZE_CQ) \
 	M(MODIFY_QP_RATE_LIMIT) \
-	M(ADVISE_MR)
+	M(ADVISE_MR) \
+	M(OPEN_MAPPING)
 
 enum droce_ctrl_type {
 	DROCE_CTRL_NONE = 0,
@@ -188,6 +189,21 @@ struct droce_ctrl_advise_mr_req {
 };
 struct droce_ctrl_advise_mr_rep {
 	uint64_t addr[DROCE_CTRL_ADVISE_MAX_SGE];	/**< client address of each SGE */
+};
+
+/*
+ * OPEN_MAPPING: a descriptor of the file behind the client's own shared
+ * anonymous memory [start, end) (one whole VMA), which the client cannot
+ * open itself without CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE. droced opens
+ * /proc/PID/map_files/START-END with the client's uid and gid as file
+ * system credentials and hands out only shared anonymous memory
+ * (app/droced/droced_mapping.c). Reply: the fd.
+ */
+struct droce_ctrl_open_mapping_req {
+	uint64_t start;
+	uint64_t end;
+	uint32_t writable;	/**< 1: O_RDWR, 0: O_RDONLY */
+	uint32_t reserved;
 };
 
 struct droce_ctrl_rereg_mr_req {	/* fd: a new memfd if the range changes */

@@ -14,7 +14,10 @@
  * CM_HELLO comes first and carries the write end of a pipe the client made:
  * the daemon writes one struct droce_ctrl_cm_event per event on it,
  * non-blocking (a client that does not read loses only its own events). Its
- * read end is the event channel's fd, so channels poll like rdma-core's.
+ * read end is the event channel's fd, so channels poll like rdma-core's;
+ * CM_HELLO carries it too, for CM_MIGRATE_ID: the daemon takes the id's
+ * events not read yet off the old channel's pipe onto the new one's, as
+ * Linux's ucma does (an older client that sends no read end loses them).
  *
  * Ids are the daemon's handles (uint32_t, never 0), valid on the connection
  * that made them; a CONNECT_REQUEST event hands out a new one. The client
@@ -88,7 +91,7 @@ struct droce_ctrl_cm_addr {
 	uint8_t gid[16];	/**< GID form: IPv4 as ::ffff:a.b.c.d */
 };
 
-struct droce_ctrl_cm_hello_req {	/* fd: write end of the event pipe */
+struct droce_ctrl_cm_hello_req {	/* fds: the event pipe's write end, its read end */
 	uint32_t pid;
 };
 struct droce_ctrl_cm_hello_rep {

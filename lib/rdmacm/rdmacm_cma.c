@@ -202,8 +202,10 @@ rdma_create_event_channel(void)
 		ret = errno;
 		goto err_sock;
 	}
-	ret = droce_ctrl_call(ch->sock, DROCE_CTRL_CM_HELLO, &req, sizeof(req), &p[1], 1, &rep,
-			      sizeof(rep), NULL, NULL);
+	/* the write end for droced, and the read end too: droced takes back an
+	 * id's unread events from it when the id migrates (rdma_migrate_id) */
+	ret = droce_ctrl_call(ch->sock, DROCE_CTRL_CM_HELLO, &req, sizeof(req),
+			      (int[]){ p[1], p[0] }, 2, &rep, sizeof(rep), NULL, NULL);
 	close(p[1]);
 	if (ret != 0) {
 		close(p[0]);

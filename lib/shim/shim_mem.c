@@ -646,9 +646,34 @@ fd_matches(int fd, const struct mem_vma *v)
 	       major(st.st_dev) == v->major && minor(st.st_dev) == v->minor;
 }
 
+/*
+ * 4. droced opens the mapping for us, with our uid and gid deciding
+ * (OPEN_MAPPING): shared anonymous memory of a process without the
+ * capabilities map_files wants. @return a descriptor or -1.
+ */
+static int
+file_from_daemon(struct shim_context *sctx, const struct mem_vma *v, bool writable)
+{
+	struct droce_ctrl_open_mapping_req req = {
+		.start = v->start,
+		.end = v->end,
+		.writable = writable,
+	};
+	int fd = -1;
+
+	if (sctx == NULL || shim_call(sctx, DROCE_CTRL_OPEN_MAPPING, &req, sizeof(req), NULL, 0,
+				      NULL, 0, &fd, 1) != 0)
+		return -1;
+	if (fd >= 0 && !fd_matches(fd, v)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* A new descriptor of the file mapped by @p v, or -1. */
 static int
-find_file(const struct mem_vma *v, bool writable)
+find_file(struct shim_context *sctx, const struct mem_vma *v, bool writable)
 {
 	int flags = (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC;
 	char p[96];
@@ -687,14 +712,14 @@ find_file(const struct mem_vma *v, bool writable)
 		return cand;
 	if (cand >= 0)
 		close(cand);
-	return -1;
+	return file_from_daemon(sctx, v, writable);
 }
 
 /* ---- get / put ---- */
 
 static int
-mem_get_foreign(const struct mem_vma *v, int n, uintptr_t addr, bool writable,
-		struct shim_mem_ref *ref)
+mem_get_foreign(struct shim_context *sctx, const struct mem_vma *v, int n, uintptr_t addr,
+		bool writable, struct shim_mem_ref *ref)
 {
 	int i, fd;
 
@@ -702,7 +727,7 @@ mem_get_foreign(const struct mem_vma *v, int n, uintptr_t addr, bool writable,
 		if (!v[i].shared || v[i].ino != v[0].ino || v[i].major != v[0].major ||
 		    v[i].minor != v[0].minor || v[i].off != v[0].off + (v[i].start - v[0].start))
 			return EOPNOTSUPP;
-	fd = find_file(&v[0], writable);
+	fd = find_file(sctx, &v[0], writable);
 	if (fd < 0)
 		return EOPNOTSUPP;
 	ref->fd = fd;
@@ -713,7 +738,8 @@ mem_get_foreign(const struct mem_vma *v, int n, uintptr_t addr, bool writable,
 }
 
 int
-shim_mem_get(void *addr, size_t len, bool writable, struct shim_mem_ref *ref)
+shim_mem_get(struct shim_context *sctx, void *addr, size_t len, bool writable,
+	     struct shim_mem_ref *ref)
 {
 	uintptr_t a = (uintptr_t)addr, lo, hi, cur;
 	struct mem_vma *v = NULL;
@@ -750,7 +776,7 @@ shim_mem_get(void *addr, size_t len, bool writable, struct shim_mem_ref *ref)
 	if (ret != 0)
 		goto out;
 	if (any_foreign) {
-		ret = any_ours_or_private ? EOPNOTSUPP : mem_get_foreign(v, n, a, writable, ref);
+		ret = any_ours_or_private ? EOPNOTSUPP : mem_get_foreign(sctx, v, n, a, writable, ref);
 		goto out;
 	}
 

@@ -124,7 +124,8 @@ shim_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			goto err_free;
 		}
 	} else {
-		ret = shim_mem_get(addr, length, access & SHIM_ACCESS_WRITABLE, &ref);
+		ret = shim_mem_get(to_sctx(pd->context), addr, length,
+				   access & SHIM_ACCESS_WRITABLE, &ref);
 		if (ret != 0)
 			goto err_free;
 	}
@@ -222,7 +223,8 @@ shim_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_
 	} else if (smr->access & IBV_ACCESS_ON_DEMAND) {
 		/* on demand: droced keeps reaching us through the handle it has */
 	} else {
-		ret = shim_mem_get(addr, length, new_access & SHIM_ACCESS_WRITABLE, &ref);
+		ret = shim_mem_get(to_sctx(mr->context), addr, length,
+				   new_access & SHIM_ACCESS_WRITABLE, &ref);
 		if (ret != 0) {
 			errno = ret;
 			return IBV_REREG_MR_ERR_CMD;

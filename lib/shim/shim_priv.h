@@ -297,11 +297,13 @@ struct shim_mem_ref {
 };
 
 /**
- * Make [addr, addr + len) shareable with the daemon and count it.
+ * Make [addr, addr + len) shareable with the daemon and count it; @p sctx
+ * (may be NULL) asks the daemon for a shared mapping's file we cannot open.
  * @return 0, or a positive errno (EFAULT unmapped or not writable as
  *         @p writable asks, EOPNOTSUPP memory that cannot be shared).
  */
-int shim_mem_get(void *addr, size_t len, bool writable, struct shim_mem_ref *ref);
+int shim_mem_get(struct shim_context *sctx, void *addr, size_t len, bool writable,
+		 struct shim_mem_ref *ref);
 /** Drop a count taken by shim_mem_get(); pages nobody counts go back to private memory. */
 void shim_mem_put(struct shim_mem_ref *ref);
 /** Release fd of a ref after the REG_MR call (if owned). */

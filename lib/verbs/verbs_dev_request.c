@@ -81,6 +81,7 @@ static const uint32_t req_len[DROCE_CTRL_TYPE_COUNT] = {
 	[DROCE_CTRL_RESIZE_CQ] = sizeof(struct droce_ctrl_resize_cq_req),
 	[DROCE_CTRL_MODIFY_QP_RATE_LIMIT] = sizeof(struct droce_ctrl_modify_qp_rate_limit_req),
 	[DROCE_CTRL_ADVISE_MR] = sizeof(struct droce_ctrl_advise_mr_req),
+	[DROCE_CTRL_OPEN_MAPPING] = sizeof(struct droce_ctrl_open_mapping_req),
 };
 
 int

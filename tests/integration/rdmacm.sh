@@ -18,7 +18,9 @@
 # decide, and the client's daemon must have sent CM MADs. rdma_client with
 # no server must fail with ECONNREFUSED. tests/rdmacm/cm_options checks
 # rdma_set_option, rdma_notify and an SRQ on an id on one daemon,
-# tests/rdmacm/cm_ece the ECE calls across the pair and on one daemon, and
+# tests/rdmacm/cm_ece the ECE calls across the pair and on one daemon,
+# tests/rdmacm/cm_migrate that an event queued before rdma_migrate_id moves
+# with the id, and
 # tests/rdmacm/cm_ipoib that RDMA_PS_IPOIB ids are refused as on Linux.
 #
 # The rest of rdmacm-utils, across the pair and on one daemon: udaddy (UD
@@ -535,20 +537,17 @@ check_prog() {
 # rdma_set_option, rdma_notify, an SRQ on an id (tests/rdmacm/cm_options.c)
 [ "$mode" = pair ] && check_prog cm_options "" "$DROCE_IP_A"
 
-# ECE between ids that manage their own QPs (tests/rdmacm/cm_ece.c): the
-# client's vendor ID and options reach the server on CONNECT_REQUEST, the
-# server's options come back on CONNECT_RESPONSE, a REQ without ECE is
-# refused with rdma_reject_ece (REJECTED, status 35, private data), and each
-# call's EINVAL cases; both exit statuses decide.
-ece_run() {	# NAME SERVER_SIDE CLIENT_SIDE PORT
-	name=$1 srv=$2 cli=$3 port=$4
+# A server and a client of one of tests/rdmacm's programs (PROG server|client
+# ADDR PORT); both exit statuses decide.
+pair_prog_run() {	# PROG NAME SERVER_SIDE CLIENT_SIDE PORT
+	prog=$1 name=$2 srv=$3 cli=$4 port=$5
 	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
 	wait_no_listener "$srv" || { fail=1; return; }
-	$run_s timeout $tmo "$build/tests/rdmacm/cm_ece" server "$ip" "$port" \
+	$run_s timeout $tmo "$build/tests/rdmacm/$prog" server "$ip" "$port" \
 		>"$log/$name.server" 2>&1 &
 	pid=$!
 	if wait_listener "$srv"; then
-		$run_c timeout $tmo "$build/tests/rdmacm/cm_ece" client "$ip" "$port" \
+		$run_c timeout $tmo "$build/tests/rdmacm/$prog" client "$ip" "$port" \
 			>"$log/$name.client" 2>&1
 		rc_c=$?
 	else
@@ -568,9 +567,19 @@ ece_run() {	# NAME SERVER_SIDE CLIENT_SIDE PORT
 		fi
 	done
 }
+# ECE between ids that manage their own QPs (tests/rdmacm/cm_ece.c): the
+# client's vendor ID and options reach the server on CONNECT_REQUEST, the
+# server's options come back on CONNECT_RESPONSE, a REQ without ECE is
+# refused with rdma_reject_ece (REJECTED, status 35, private data), and each
+# call's EINVAL cases.
+# rdma_migrate_id after rdma_accept, the ESTABLISHED already queued on the
+# listener's channel (tests/rdmacm/cm_migrate.c, librpma's order): the event
+# moves with the id, as Linux's ucma moves it, and the old channel is left
+# with nothing.
 if [ "$mode" = pair ]; then
-	ece_run ece-a-to-b B A 20895
-	ece_run ece-one-daemon A A 20896
+	pair_prog_run cm_ece ece-a-to-b B A 20895
+	pair_prog_run cm_ece ece-one-daemon A A 20896
+	pair_prog_run cm_migrate migrate-a-to-b B A 20897
 fi
 
 # RDMA_PS_IPOIB ids refused as Linux's cma refuses them on RoCE (EINVAL:

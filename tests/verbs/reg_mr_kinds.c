@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,6 +185,83 @@ shared_anon(int extra, const char *kind)
 	c = child_watching(p);
 	probe(kind, p, view_child, &c);
 	munmap(p, extra ? (2u << 20) : LEN);
+}
+
+/*
+ * This thread's effective CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE off (on
+ * again with @p on): what /proc/self/map_files wants, which an ordinary
+ * user has not. @return false if capset(2) refused.
+ */
+static bool
+map_files_caps(bool on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return false;
+	if (on) {
+		d[0].effective |= d[0].permitted & (1u << CAP_SYS_ADMIN);
+		d[1].effective |= d[1].permitted & (1u << (CAP_CHECKPOINT_RESTORE - 32));
+	} else {
+		d[0].effective &= ~(1u << CAP_SYS_ADMIN);
+		d[1].effective &= ~(1u << (CAP_CHECKPOINT_RESTORE - 32));
+	}
+	return syscall(SYS_capset, &h, d) == 0;
+}
+
+/* Shared anonymous memory registered by a thread without map_files' capabilities:
+ * the shim cannot open its file, droced opens it with our uid (OPEN_MAPPING). */
+static void
+shared_anon_uncapable(void)
+{
+	const char *kind = "shared anonymous memory, registered without CAP_SYS_ADMIN";
+	uint8_t *p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char path[96];
+	struct child c;
+	int fd;
+
+	vt_require(p != MAP_FAILED, "mmap");
+	vt_require(map_files_caps(false), "capset");
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)p,
+		 (unsigned long)p + LEN);
+	fd = open(path, O_RDWR);
+	vt_check(fd < 0 && errno == EPERM, "without CAP_SYS_ADMIN: map_files refused",
+		 "fd %d errno %d", fd, errno);
+	if (fd >= 0)
+		close(fd);
+	prepare(p);
+	c = child_watching(p);
+	probe(kind, p, view_child, &c);
+	vt_require(map_files_caps(true), "capset");
+	munmap(p, LEN);
+}
+
+/*
+ * What droced opens for a thread without those capabilities is shared
+ * anonymous memory only: a memfd mapped read-only whose descriptor is
+ * closed (map_files would reopen it for writing) stays EOPNOTSUPP.
+ */
+static void
+memfd_closed_uncapable(void)
+{
+	int fd = memfd_create("droce-ro", MFD_CLOEXEC);
+	struct ibv_mr *mr;
+	uint8_t *p;
+
+	vt_require(fd >= 0 && ftruncate(fd, LEN) == 0, "memfd");
+	p = mmap(NULL, LEN, PROT_READ, MAP_SHARED, fd, 0);
+	vt_require(p != MAP_FAILED, "mmap");
+	close(fd);
+	vt_require(map_files_caps(false), "capset");
+	mr = ibv_reg_mr(vt.pd, p, LEN, IBV_ACCESS_REMOTE_READ);
+	vt_check(mr == NULL && errno == EOPNOTSUPP,
+		 "a read-only memfd with no descriptor, without CAP_SYS_ADMIN: EOPNOTSUPP",
+		 "mr %p errno %d", (void *)mr, errno);
+	if (mr != NULL)
+		ibv_dereg_mr(mr);
+	vt_require(map_files_caps(true), "capset");
+	munmap(p, LEN);
 }
 
 /* A file of LEN bytes: mapped shared, checked by pread. */
@@ -365,6 +444,8 @@ drive(void)
 	munmap(p, LEN);
 	shared_anon(0, "shared anonymous memory, a child forked before");
 	shared_anon(MAP_HUGETLB, "shared hugetlb, a child forked before");
+	shared_anon_uncapable();
+	memfd_closed_uncapable();
 	shared_file(temp_file("/dev/shm"), "MAP_SHARED file on tmpfs");
 	shared_file(temp_file("/var/tmp"), "MAP_SHARED file on disk");
 	posix_shm();
