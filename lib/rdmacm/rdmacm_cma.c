@@ -913,18 +913,21 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct rdmacm_id *i = (struct rdmacm_id *)id;
 	struct rdma_conn_param p;
+	bool rr_max, depth_max;
 	int ret;
 
 	if (i == NULL)
 		return rdmacm_err(EINVAL);
 	if (conn_param != NULL) {
 		p = *conn_param;
-	} else {	/* what the peer offered, as rdma-core takes it */
+	} else {	/* the most, as for RDMA_MAX_*: no more than the peer offered */
 		memset(&p, 0, sizeof(p));
-		p.responder_resources = i->peer_depth;
-		p.initiator_depth = i->peer_rr;
+		p.responder_resources = RDMA_MAX_RESP_RES;
+		p.initiator_depth = RDMA_MAX_INIT_DEPTH;
 		p.rnr_retry_count = 7;
 	}
+	rr_max = p.responder_resources == RDMA_MAX_RESP_RES;
+	depth_max = p.initiator_depth == RDMA_MAX_INIT_DEPTH;
 	if (id->qp == NULL && p.qp_num == 0)
 		return rdmacm_err(EINVAL);
 	if (id->qp_type == IBV_QPT_UD) {	/* a SIDR_REP: no event follows */
@@ -935,11 +938,18 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	ret = conn_depths(id, &p);
 	if (ret != 0)
 		return rdmacm_err(ret);
-	/* never more than the active side can use */
-	i->resp_res = p.responder_resources < i->peer_depth ? p.responder_resources : i->peer_depth;
-	i->init_depth = p.initiator_depth < i->peer_rr ? p.initiator_depth : i->peer_rr;
-	p.responder_resources = i->resp_res;
-	p.initiator_depth = i->init_depth;
+	/*
+	 * As rdma-core: "the most" is the device's, lowered to what the peer
+	 * offered (its initiator depth, its responder resources); a value the
+	 * application gives goes into the QP and the REP as it is (tgt's 1
+	 * against an iSER initiator's depth 0).
+	 */
+	if (rr_max && p.responder_resources > i->peer_depth)
+		p.responder_resources = i->peer_depth;
+	if (depth_max && p.initiator_depth > i->peer_rr)
+		p.initiator_depth = i->peer_rr;
+	i->resp_res = p.responder_resources;
+	i->init_depth = p.initiator_depth;
 	if (id->qp != NULL) {
 		ret = qp_ready(i);
 		if (ret != 0) {

@@ -445,7 +445,8 @@ conn_params(const char *ip)
 				      .responder_resources = 4, .initiator_depth = 0,
 				      .flow_control = 1, .retry_count = 10,
 				      .rnr_retry_count = 6 };
-	struct rdma_conn_param ap = { .responder_resources = 0, .initiator_depth = 3,
+	/* responder resources 2 where the peer's depth is 0: as given (rdma-core), as tgt's 1 */
+	struct rdma_conn_param ap = { .responder_resources = 2, .initiator_depth = 3,
 				      .rnr_retry_count = 9 };
 	struct rdma_conn_param rp = { 0 };
 	struct ibv_qp_init_attr qa = small_qp, init;
@@ -486,11 +487,11 @@ conn_params(const char *ip)
 		e = expect(RDMA_CM_EVENT_ESTABLISHED, NULL);
 		p = &e->param.conn;
 		if (e->id == cl)	/* the REP's parameters: CONNECT_RESPONSE, then the RTU */
-			CHECK(p->responder_resources == 3 && p->initiator_depth == 0 &&
+			CHECK(p->responder_resources == 3 && p->initiator_depth == 2 &&
 			      p->rnr_retry_count == 7 && p->retry_count == 0 &&
 			      p->qp_num == sv->qp->qp_num && p->private_data_len == 196,
 			      "ESTABLISHED (the REP): responder_resources %u (3), initiator_depth "
-			      "%u (0), rnr_retry_count %u (asked 9: 7), retry_count %u (0), "
+			      "%u (the accept's 2), rnr_retry_count %u (asked 9: 7), retry_count %u (0), "
 			      "qp_num 0x%x (0x%x), private_data_len %u (196)",
 			      p->responder_resources, p->initiator_depth, p->rnr_retry_count,
 			      p->retry_count, p->qp_num, sv->qp->qp_num, p->private_data_len);
@@ -506,9 +507,9 @@ conn_params(const char *ip)
 	      "max_rd_atomic %u (0)", attr.retry_cnt, attr.rnr_retry, attr.max_rd_atomic);
 	CHECK(ibv_query_qp(sv->qp, &attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			   IBV_QP_MAX_DEST_RD_ATOMIC, &init) == 0 &&
-	      attr.retry_cnt == 7 && attr.rnr_retry == 6 && attr.max_dest_rd_atomic == 0,
+	      attr.retry_cnt == 7 && attr.rnr_retry == 6 && attr.max_dest_rd_atomic == 2,
 	      "the passive QP: retry_cnt %u (7), rnr_retry %u (the REQ's 6), "
-	      "max_dest_rd_atomic %u (0)", attr.retry_cnt, attr.rnr_retry,
+	      "max_dest_rd_atomic %u (the accept's 2)", attr.retry_cnt, attr.rnr_retry,
 	      attr.max_dest_rd_atomic);
 	rdma_disconnect(cl);
 	e = expect(RDMA_CM_EVENT_DISCONNECTED, sv);
