@@ -887,4 +887,6 @@ UNDESCRIBED = {
     "__ibv_reg_mr_iova": "the header's macro behind ibv_reg_mr_iova",
     "ibv_advise_mr": "not described yet: the model registers no ODP MRs; its errnos are "
                      "tests/verbs/odp_mr's and rdma-core's test_odp.py's",
+    "ibv_modify_qp_rate_limit": "not described yet: a rate is measured, not modelled; its "
+                                "errnos and the rates are tests/verbs/ibv_modify_qp_rate_limit's",
 }
