@@ -586,11 +586,12 @@ droce_cm_accept(struct droce_cm_id *id, const struct droce_cm_rep_param *p, uint
 		return -EINVAL;
 	id->conn.local_qpn = p->qpn & 0xffffff;
 	id->conn.local_psn = p->starting_psn & 0xffffff;
-	/* never more than the active side can use: its initiator depth bounds our resources */
-	id->conn.responder_resources = DROCE_MIN(p->responder_resources,
-						 id->conn.peer_initiator_depth);
-	id->conn.initiator_depth = DROCE_MIN(p->initiator_depth,
-					     id->conn.peer_responder_resources);
+	/*
+	 * As given, into the QP and the REP, as Linux's ib_cm: the consumer
+	 * chose them from the REQ's (librdmacm lowers only "the most")
+	 */
+	id->conn.responder_resources = p->responder_resources;
+	id->conn.initiator_depth = p->initiator_depth;
 	id->conn.srq = p->srq;
 	ret = qp_rtr_rts(id);
 	if (ret != 0)

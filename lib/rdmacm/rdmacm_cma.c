@@ -662,24 +662,29 @@ qp_move(struct rdmacm_id *i, enum ibv_qp_state state, uint8_t rd)
 	a.qp_state = state;
 	if (rdma_init_qp_attr(&i->id, &a, &mask) != 0)
 		return errno;
-	if (state == IBV_QPS_RTR && rd != RDMA_MAX_RESP_RES && rd < a.max_dest_rd_atomic)
+	/* a depth the application gave replaces droced's, as rdma-core's ucma_modify_qp_rtr/rts */
+	if (state == IBV_QPS_RTR && rd != RDMA_MAX_RESP_RES)
 		a.max_dest_rd_atomic = rd;
-	if (state == IBV_QPS_RTS && rd != RDMA_MAX_INIT_DEPTH && rd < a.max_rd_atomic)
+	if (state == IBV_QPS_RTS && rd != RDMA_MAX_INIT_DEPTH)
 		a.max_rd_atomic = rd;
 	ret = ibv_modify_qp(i->id.qp, &a, mask);
 	return ret;
 }
 
-/* INIT again (the access flags now that READ depths are known), RTR, RTS. */
+/*
+ * INIT again (the access flags now that READ depths are known), RTR, RTS,
+ * with READ depths @p resp_res and @p init_depth (RDMA_MAX_*: droced's,
+ * from the REP on the active side, as rdma-core takes the kernel's there).
+ */
 static int
-qp_ready(struct rdmacm_id *i)
+qp_ready(struct rdmacm_id *i, uint8_t resp_res, uint8_t init_depth)
 {
 	int ret = qp_move(i, IBV_QPS_INIT, 0);
 
 	if (ret == 0)
-		ret = qp_move(i, IBV_QPS_RTR, i->resp_res);
+		ret = qp_move(i, IBV_QPS_RTR, resp_res);
 	if (ret == 0)
-		ret = qp_move(i, IBV_QPS_RTS, i->init_depth);
+		ret = qp_move(i, IBV_QPS_RTS, init_depth);
 	return ret;
 }
 
@@ -951,7 +956,7 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	i->resp_res = p.responder_resources;
 	i->init_depth = p.initiator_depth;
 	if (id->qp != NULL) {
-		ret = qp_ready(i);
+		ret = qp_ready(i, i->resp_res, i->init_depth);
 		if (ret != 0) {
 			qp_error(i);
 			return rdmacm_err(ret);
@@ -1154,7 +1159,7 @@ again:
 		i->remote_ece.options = w.ece_options;
 		if (i->id.qp == NULL)
 			break;		/* the application moves its QP, then rdma_establish() */
-		ret = qp_ready(i);
+		ret = qp_ready(i, RDMA_MAX_RESP_RES, RDMA_MAX_INIT_DEPTH);
 		if (ret == 0)
 			ret = rdma_establish(&i->id) == 0 ? 0 : errno;
 		if (ret != 0) {

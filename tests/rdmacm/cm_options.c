@@ -502,9 +502,10 @@ conn_params(const char *ip)
 	}
 	CHECK(ibv_query_qp(cl->qp, &attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			   IBV_QP_MAX_QP_RD_ATOMIC, &init) == 0 &&
-	      attr.retry_cnt == 7 && attr.rnr_retry == 7 && attr.max_rd_atomic == 0,
+	      attr.retry_cnt == 7 && attr.rnr_retry == 7 && attr.max_rd_atomic == 2,
 	      "the active QP: retry_cnt %u (asked 10: want 7), rnr_retry %u (the REP's 7), "
-	      "max_rd_atomic %u (0)", attr.retry_cnt, attr.rnr_retry, attr.max_rd_atomic);
+	      "max_rd_atomic %u (the REP's responder resources 2, as Linux's ib_cm)",
+	      attr.retry_cnt, attr.rnr_retry, attr.max_rd_atomic);
 	CHECK(ibv_query_qp(sv->qp, &attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			   IBV_QP_MAX_DEST_RD_ATOMIC, &init) == 0 &&
 	      attr.retry_cnt == 7 && attr.rnr_retry == 6 && attr.max_dest_rd_atomic == 2,

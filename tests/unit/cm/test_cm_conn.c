@@ -86,9 +86,9 @@ START_TEST(test_handshake_establishes_both_sides_with_negotiated_qp_attributes)
 	rep = cms_last(&sim->node[0], DROCE_CM_EV_REP_RECEIVED, a);
 	ck_assert_str_eq((const char *)rep->msg.rep.private_data, "accepted");
 	ck_assert_uint_eq(rep->msg.rep.local_qpn, 0x300);
-	/* responder resources <= the REQ's initiator depth (2), and conversely (1) */
-	ck_assert_uint_eq(rep->msg.rep.responder_resources, 2);
-	ck_assert_uint_eq(rep->msg.rep.initiator_depth, 1);
+	/* the accept's depths as given (4 and 4, above the REQ's 2 and 1), as Linux's ib_cm */
+	ck_assert_uint_eq(rep->msg.rep.responder_resources, 4);
+	ck_assert_uint_eq(rep->msg.rep.initiator_depth, 4);
 
 	/* active QP: RTR then RTS, with the passive side's numbers. Each
 	 * message's Starting PSN is what its sender receives, as Linux reads
@@ -99,12 +99,12 @@ START_TEST(test_handshake_establishes_both_sides_with_negotiated_qp_attributes)
 	ck_assert_uint_eq(q->attr.dest_qpn, 0x300);
 	ck_assert_uint_eq(q->attr.rq_psn, 0x45c325);
 	ck_assert_uint_eq(q->attr.path_mtu, 3);
-	ck_assert_uint_eq(q->attr.max_dest_rd_atomic, 1);
+	ck_assert_uint_eq(q->attr.max_dest_rd_atomic, 4);	/* the REP's initiator depth */
 	ck_assert_mem_eq(q->attr.path.dgid, sim->node[1].gid, 16);
 	q = cms_qp_last(&sim->node[0], 0x100, DROCE_CM_QP_RTS);
 	ck_assert_ptr_nonnull(q);
 	ck_assert_uint_eq(q->attr.sq_psn, 0x222223);
-	ck_assert_uint_eq(q->attr.max_rd_atomic, 2);
+	ck_assert_uint_eq(q->attr.max_rd_atomic, 4);	/* the REP's responder resources */
 	ck_assert_uint_eq(q->attr.timeout, 19);
 	ck_assert_uint_eq(q->attr.retry_cnt, 7);
 	ck_assert_uint_eq(q->attr.rnr_retry, 6);	/* what the REP asked for */
@@ -115,7 +115,7 @@ START_TEST(test_handshake_establishes_both_sides_with_negotiated_qp_attributes)
 	ck_assert_uint_eq(q->attr.dest_qpn, 0x100);
 	ck_assert_uint_eq(q->attr.rq_psn, 0x222223);
 	ck_assert_uint_eq(q->attr.path_mtu, 3);
-	ck_assert_uint_eq(q->attr.max_dest_rd_atomic, 2);
+	ck_assert_uint_eq(q->attr.max_dest_rd_atomic, 4);
 	ck_assert_mem_eq(q->attr.path.sgid, sim->node[1].gid, 16);
 	ck_assert_mem_eq(q->attr.path.dgid, sim->node[0].gid, 16);
 	ck_assert_uint_eq(q->attr.path.flow_label, 0x71456);
@@ -123,7 +123,7 @@ START_TEST(test_handshake_establishes_both_sides_with_negotiated_qp_attributes)
 	q = cms_qp_last(&sim->node[1], 0x300, DROCE_CM_QP_RTS);
 	ck_assert_ptr_nonnull(q);
 	ck_assert_uint_eq(q->attr.sq_psn, 0x45c325);
-	ck_assert_uint_eq(q->attr.max_rd_atomic, 1);
+	ck_assert_uint_eq(q->attr.max_rd_atomic, 4);
 	ck_assert_uint_eq(q->attr.timeout, 19);
 	ck_assert_uint_eq(q->attr.retry_cnt, 7);
 	ck_assert_uint_eq(q->attr.rnr_retry, 7);	/* what the REQ asked for */
