@@ -53,7 +53,7 @@ cluster_down() {
 		done
 	done
 }
-trap 'cluster_down; rm -rf "$work"; pair_down' EXIT
+trap 'rc=$?; cluster_down; rm -rf "$work"; (exit $rc); pair_down' EXIT
 
 # on A (client) and B (cluster), through droce-run unless on TCP
 on_a() { if [ "$mode" = tcp ]; then ip netns exec "$DROCE_NS_A" "$@"; else $DROCE_RUN_A "$@"; fi; }
