@@ -22,7 +22,7 @@ set -u
 command -v fio >/dev/null 2>&1 || { echo "fio is not installed (apt-get install fio)"; exit 77; }
 pair_up "$1"
 work=$(mktemp -d)
-trap 'kill ${spid:-} 2>/dev/null; rm -rf "$work"; pair_down' EXIT
+trap 'rc=$?; kill ${spid:-} 2>/dev/null; rm -rf "$work"; (exit $rc); pair_down' EXIT
 fails=0
 port=6000
 

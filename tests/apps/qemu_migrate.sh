@@ -37,7 +37,7 @@ qemu_down() {
 	wait 2>/dev/null
 	spid= dpid=
 }
-trap 'qemu_down; rm -rf "$work"; pair_down' EXIT
+trap 'rc=$?; qemu_down; rm -rf "$work"; (exit $rc); pair_down' EXIT
 
 # migrate NAME TRANSPORT "MACHINE OPTIONS" [pin-all] [running]
 migrate() {
