@@ -9,6 +9,9 @@
 # --check`: still running, no client objects left, exit 0 on SIGTERM) and
 # takes the pair down; an unhealthy daemon fails the script even if every
 # test in it passed.
+# pair_down reads the script's status from $?: an EXIT trap that runs
+# other commands first saves it and restores it before, as in
+#   trap 'rc=$?; cleanup; (exit $rc); pair_down' EXIT
 
 pair_up() {
 	build=$1
