@@ -35,7 +35,7 @@ ldconfig -p | grep -q 'libdaplofa\.so\.2 ' ||
 here=$(cd "$(dirname "$0")" && pwd)
 pair_up "$1"
 work=$(mktemp -d)
-trap 'kill ${spid:-} ${rpid:-} 2>/dev/null; rm -rf "$work"; pair_down' EXIT
+trap 'rc=$?; kill ${spid:-} ${rpid:-} 2>/dev/null; rm -rf "$work"; (exit $rc); pair_down' EXIT
 fails=0
 provider=ofa-v2-droce
 for side in A B; do

@@ -37,7 +37,7 @@ command -v mpiexec.mpich >/dev/null 2>&1 ||
 	{ echo "MPICH was not installed at build time (no $mpi_dir/mpich_check: apt-get install libmpich-dev, then meson setup --reconfigure)"; exit 77; }
 pair_up "$1"
 work=$(mktemp -d)
-trap 'rm -rf "$work"; pair_down' EXIT
+trap 'rc=$?; rm -rf "$work"; (exit $rc); pair_down' EXIT
 fails=0
 
 export DROCE_NETNS_TAG="$DROCE_TAG"	# for netns-pair rsh, which mpiexec starts
