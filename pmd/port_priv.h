@@ -74,7 +74,7 @@ struct mcast_group {
 
 #define PORT_STASH	32	/* mbufs a queue keeps for its next frames */
 
-/* The state of a queue pair other than 0, its worker's alone (droce_port_queue_*). */
+/* The state of a queue pair, its worker's alone (droce_port_queue_*; queue 0's: the port's calls). */
 struct port_queue {
 	struct rte_mbuf *stash[PORT_STASH];	/* for droce_port_queue_alloc() */
 	unsigned int n_stash;
@@ -92,9 +92,6 @@ struct droce_port {
 	char iface[DROCE_PORT_IFNAME_LEN];	/* the Linux interface under it, or "" */
 	bool started;
 	struct rte_mempool *mp;
-	/* mbufs for droce_port_alloc(), taken from the pool a burst at a time */
-	struct rte_mbuf *stash[PORT_STASH];
-	unsigned int n_stash;
 	struct droce_port_info info;	/* MAC, MTU, addresses (incl. link-local) */
 	struct rte_ether_addr mac;
 

@@ -137,11 +137,7 @@ port_xmit_own(struct droce_port *port, struct rte_mbuf *m)
 uint16_t
 droce_port_tx_try(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t sent = rte_eth_tx_burst(port->port_id, 0, pkts, n);
-
-	port->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
-	port->q[0].kicks = PORT_KICKS;
-	return sent;
+	return droce_port_queue_tx_try(port, 0, pkts, n);
 }
 
 void
@@ -163,25 +159,13 @@ droce_port_queue_kick(struct droce_port *port, uint16_t q)
 uint16_t
 droce_port_tx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t sent = droce_port_tx_try(port, pkts, n);
-
-	if (droce_unlikely(sent < n)) {
-		port->cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
-		rte_pktmbuf_free_bulk(pkts + sent, (unsigned int)(n - sent));
-	}
-	return sent;
+	return droce_port_queue_tx(port, 0, pkts, n);
 }
 
 struct rte_mbuf *
 droce_port_alloc(struct droce_port *port)
 {
-	/* one trip to the pool per burst: it showed at 5% of a core sending 64 B frames */
-	if (droce_unlikely(port->n_stash == 0)) {
-		if (rte_pktmbuf_alloc_bulk(port->mp, port->stash, DROCE_DIM(port->stash)) < 0)
-			return rte_pktmbuf_alloc(port->mp);	/* the last few */
-		port->n_stash = DROCE_DIM(port->stash);
-	}
-	return port->stash[--port->n_stash];
+	return droce_port_queue_alloc(port, 0);
 }
 
 /* droce_port_free_rx() into @p stash (@p n_stash of PORT_STASH in it). */
@@ -210,7 +194,7 @@ free_rx_to(struct droce_port *port, struct rte_mbuf **stash, unsigned int *n_sta
 void
 droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigned int n)
 {
-	free_rx_to(port, port->stash, &port->n_stash, pkts, n);
+	droce_port_queue_free_rx(port, 0, pkts, n);
 }
 
 void
@@ -219,10 +203,7 @@ droce_port_queue_free_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **
 {
 	struct port_queue *pq = &port->q[q];
 
-	if (q == 0)
-		free_rx_to(port, port->stash, &port->n_stash, pkts, n);
-	else
-		free_rx_to(port, pq->stash, &pq->n_stash, pkts, n);
+	free_rx_to(port, pq->stash, &pq->n_stash, pkts, n);
 }
 
 /*
@@ -410,7 +391,7 @@ rx_sort(struct droce_port *port, struct rte_mbuf **pkts, uint16_t nb)
 			port->drop[r]++;
 		rte_pktmbuf_free(m);
 	}
-	port->cnt[DROCE_PORT_CNT_RX_ROCE] += keep;
+	port->q[0].cnt[DROCE_PORT_CNT_RX_ROCE] += keep;
 	return keep;
 }
 
@@ -421,7 +402,7 @@ droce_port_rx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 	uint64_t now;
 
 	nb = rte_eth_rx_burst(port->port_id, 0, pkts, n);
-	port->cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
+	port->q[0].cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
 	keep = rx_sort(port, pkts, nb);
 	if (port->resolve_ring != NULL && droce_unlikely(!rte_ring_empty(port->resolve_ring)))
 		neigh_serve_requests(port);
@@ -495,6 +476,8 @@ droce_port_queue_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
 	uint16_t nb, i, keep = 0;
 
 	*n_slow = 0;
+	if (q == 0)	/* the port's sorter: everything is sorted here */
+		return droce_port_rx_burst(port, pkts, n);
 	nb = rte_eth_rx_burst(port->port_id, q, pkts, n);
 	pq->cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
 	for (i = 0; i < nb; i++) {
@@ -513,8 +496,6 @@ droce_port_queue_tx_try(struct droce_port *port, uint16_t q, struct rte_mbuf **p
 	struct port_queue *pq = &port->q[q];
 	uint16_t sent;
 
-	if (q == 0)
-		return droce_port_tx_try(port, pkts, n);
 	sent = rte_eth_tx_burst(port->port_id, q, pkts, n);
 	pq->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
 	pq->kicks = PORT_KICKS;
@@ -526,8 +507,6 @@ droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
 {
 	uint16_t sent;
 
-	if (q == 0)
-		return droce_port_tx_burst(port, pkts, n);
 	sent = droce_port_queue_tx_try(port, q, pkts, n);
 	if (droce_unlikely(sent < n)) {	/* refused: freed and counted */
 		port->q[q].cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
@@ -541,11 +520,10 @@ droce_port_queue_alloc(struct droce_port *port, uint16_t q)
 {
 	struct port_queue *pq = &port->q[q];
 
-	if (q == 0)
-		return droce_port_alloc(port);
+	/* one trip to the pool per burst: it showed at 5% of a core sending 64 B frames */
 	if (droce_unlikely(pq->n_stash == 0)) {
 		if (rte_pktmbuf_alloc_bulk(port->mp, pq->stash, DROCE_DIM(pq->stash)) < 0)
-			return rte_pktmbuf_alloc(port->mp);
+			return rte_pktmbuf_alloc(port->mp);	/* the last few */
 		pq->n_stash = DROCE_DIM(pq->stash);
 	}
 	return pq->stash[--pq->n_stash];
