@@ -150,6 +150,9 @@ port_owns_ipv4(const struct droce_port *port, rte_be32_t ip)
 }
 
 bool port_owns_ipv6(const struct droce_port *port, const uint8_t ip[16]);
+/* droce_port_free_rx() into @p stash (@p n_stash of PORT_STASH in it). */
+void port_free_rx_to(struct droce_port *port, struct rte_mbuf **stash, unsigned int *n_stash,
+		     struct rte_mbuf **pkts, unsigned int n);
 
 /* port_neigh.c */
 void neigh_init(struct droce_port *port, const struct droce_port_conf *conf);

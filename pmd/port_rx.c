@@ -168,10 +168,9 @@ droce_port_alloc(struct droce_port *port)
 	return droce_port_queue_alloc(port, 0);
 }
 
-/* droce_port_free_rx() into @p stash (@p n_stash of PORT_STASH in it). */
-static void
-free_rx_to(struct droce_port *port, struct rte_mbuf **stash, unsigned int *n_stash,
-	   struct rte_mbuf **pkts, unsigned int n)
+void
+port_free_rx_to(struct droce_port *port, struct rte_mbuf **stash, unsigned int *n_stash,
+		struct rte_mbuf **pkts, unsigned int n)
 {
 	unsigned int i, k = 0;
 
@@ -203,7 +202,7 @@ droce_port_queue_free_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **
 {
 	struct port_queue *pq = &port->q[q];
 
-	free_rx_to(port, pq->stash, &pq->n_stash, pkts, n);
+	port_free_rx_to(port, pq->stash, &pq->n_stash, pkts, n);
 }
 
 /*

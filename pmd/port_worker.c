@@ -14,8 +14,11 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "droce_core.h"
 #include "droce_port_worker.h"
+#include "port_priv.h"
+
+/* port_free_rx_to() fills a stash up to PORT_STASH */
+_Static_assert(DROCE_PORT_WORKER_STASH == PORT_STASH, "the worker's stash is a port queue's");
 
 static const char *const counter_names[DROCE_PORT_WORKER_CNT_COUNT] = {
 #define C(sym, desc) #sym,
@@ -40,6 +43,7 @@ droce_port_worker_init(struct droce_port_worker *w, const struct droce_port_work
 	memset(w, 0, offsetof(struct droce_port_worker, held));
 	w->port = conf->port;
 	w->q = conf->queue;
+	w->mp = droce_port_mempool(conf->port);
 	w->sorter = conf->sorter != NULL ? conf->sorter : w;
 	w->tx_cap = conf->tx_backlog > 0 ? conf->tx_backlog : DROCE_PORT_WORKER_TX_MAX;
 	w->kick = conf->kick;
@@ -68,6 +72,8 @@ droce_port_worker_fini(struct droce_port_worker *w)
 		return;
 	rte_pktmbuf_free_bulk(w->tx, w->n_tx);
 	w->n_tx = 0;
+	rte_pktmbuf_free_bulk(w->stash, w->n_stash);
+	w->n_stash = 0;
 	for (i = 0; i < w->n_held; i++)
 		rte_pktmbuf_free(w->held[i].m);
 	w->n_held = 0;
@@ -118,7 +124,7 @@ droce_port_worker_hand(struct droce_port_worker *w, struct droce_port_worker *to
 }
 
 /* Hands over the held frames in order, as far as there is room; returns how many wait. */
-static unsigned int
+static __rte_noinline unsigned int
 send_held(struct droce_port_worker *w)
 {
 	unsigned int i;
@@ -131,21 +137,45 @@ send_held(struct droce_port_worker *w)
 	return w->n_held;
 }
 
-uint16_t
-droce_port_worker_rx(struct droce_port_worker *w, struct rte_mbuf **pkts, uint16_t n)
+/* A queue other than 0: its fast sort, and the rest to the sorter. */
+static __rte_noinline uint16_t
+rx_other_queue(struct droce_port_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mbuf *slow[DROCE_PORT_WORKER_BURST];
 	uint16_t n_slow, i;
 
-	if (droce_unlikely(w->n_held > 0) && send_held(w) > 0)
-		return 0;	/* the queue waits for the held frames' owner */
 	n = droce_port_queue_rx(w->port, w->q, pkts, RTE_MIN(n, (uint16_t)DROCE_PORT_WORKER_BURST),
 				slow, &n_slow);
 	/* ARP, ND, IGMP/MLD, groups, drops: the port's full sort, on queue 0 */
 	for (i = 0; i < n_slow; i++)
 		droce_port_worker_hand(w, w->sorter, slow[i], DROCE_PORT_WORKER_SLOW);
+	return n;
+}
+
+uint16_t
+droce_port_worker_rx(struct droce_port_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (droce_unlikely(w->n_held > 0) && send_held(w) > 0)
+		return 0;	/* the queue waits for the held frames' owner */
+	/* queue 0 sorts it all itself (droce_port_queue_rx() would too, a call further) */
+	n = w->q == 0 ? droce_port_rx_burst(w->port, pkts, n) : rx_other_queue(w, pkts, n);
 	w->cnt[DROCE_PORT_WORKER_CNT_RX_FRAMES] += n;
 	return n;
+}
+
+struct rte_mbuf *
+droce_port_worker_refill(struct droce_port_worker *w)
+{
+	if (rte_pktmbuf_alloc_bulk(w->mp, w->stash, DROCE_PORT_WORKER_STASH) < 0)
+		return rte_pktmbuf_alloc(w->mp);	/* the last few */
+	w->n_stash = DROCE_PORT_WORKER_STASH - 1;
+	return w->stash[DROCE_PORT_WORKER_STASH - 1];
+}
+
+void
+droce_port_worker_free_rx(struct droce_port_worker *w, struct rte_mbuf **pkts, unsigned int n)
+{
+	port_free_rx_to(w->port, w->stash, &w->n_stash, pkts, n);
 }
 
 /* A run of handed frames of the same tags to @p fn; SLOW ones sorted by the port first. */
