@@ -238,6 +238,15 @@ droce_port_worker_tx_room(const struct droce_port_worker *w)
 	return w->tx_cap - w->n_tx;
 }
 
+/**
+ * The MAC to send to @p gid, as its queue may ask: queue 0's worker
+ * resolves (droce_port_resolve(): it may send a request), another's peeks
+ * (droce_port_neigh_peek(): what it misses queue 0 asks for). @return as
+ * droce_port_resolve().
+ */
+int droce_port_worker_resolve(struct droce_port_worker *w, const uint8_t gid[DROCE_GID_BYTES],
+			      uint8_t mac[6]);
+
 /** A snapshot of the counters (any thread; may lag by a burst). */
 void droce_port_worker_counters(const struct droce_port_worker *w,
 				uint64_t out[DROCE_PORT_WORKER_CNT_COUNT]);

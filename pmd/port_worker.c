@@ -233,6 +233,15 @@ droce_port_worker_flush(struct droce_port_worker *w)
 	w->n_tx -= sent;
 }
 
+int
+droce_port_worker_resolve(struct droce_port_worker *w, const uint8_t gid[DROCE_GID_BYTES],
+			  uint8_t mac[6])
+{
+	/* only queue 0's lcore may change the table or send a request */
+	return w->q == 0 ? droce_port_resolve(w->port, gid, mac) :
+			   droce_port_neigh_peek(w->port, gid, mac);
+}
+
 void
 droce_port_worker_counters(const struct droce_port_worker *w,
 			   uint64_t out[DROCE_PORT_WORKER_CNT_COUNT])
