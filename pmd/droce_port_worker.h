@@ -247,6 +247,13 @@ droce_port_worker_tx_room(const struct droce_port_worker *w)
 int droce_port_worker_resolve(struct droce_port_worker *w, const uint8_t gid[DROCE_GID_BYTES],
 			      uint8_t mac[6]);
 
+/** Frames in the TX backlog: the PMD refused them so far (or the burst is not full yet). */
+static inline unsigned int
+droce_port_worker_tx_pending(const struct droce_port_worker *w)
+{
+	return w->n_tx;
+}
+
 /** A snapshot of the counters (any thread; may lag by a burst). */
 void droce_port_worker_counters(const struct droce_port_worker *w,
 				uint64_t out[DROCE_PORT_WORKER_CNT_COUNT]);

@@ -350,8 +350,11 @@ droced_port_rx(struct droced_worker *w, uint64_t now)
 	uint16_t n = droce_port_worker_rx(&p->pw, pkts, BURST);
 
 	rx_deliver(p, pkts, n, false, true, now);
-	/* frames held for a full ring: the queue waits for their owner, no idling */
-	return n + (droce_port_worker_held(&p->pw) > 0);
+	/*
+	 * Frames held for a full ring, or left in the TX backlog by a full
+	 * PMD queue: both drain by themselves, so no sleeping meanwhile.
+	 */
+	return n + (droce_port_worker_held(&p->pw) > 0) + (droce_port_worker_tx_pending(&p->pw) > 0);
 }
 
 struct take_ctx {
