@@ -132,7 +132,7 @@ struct droce_port {
 
 #define PORT_CNT(p, sym) ((p)->cnt[DROCE_PORT_CNT_##sym]++)
 
-/* port_rx.c */
+/* port_tx.c */
 /* Send one frame the port built itself; counts it. */
 void port_xmit_own(struct droce_port *port, struct rte_mbuf *m);
 /* An mbuf for an own frame of @p len bytes (zeroed), or NULL (counted). */
@@ -188,7 +188,7 @@ bool mcast_has_ipv4(const struct droce_port *port, rte_be32_t ip);
 bool mcast_has_ipv6(const struct droce_port *port, const uint8_t ip[16]);
 void mcast_report_all(struct droce_port *port, bool ipv6);
 
-/* checksums (port_rx.c) */
+/* checksums (port_tx.c) */
 /* ICMPv6 / MLD checksum: pseudo-header (RFC 8200 8.1) + @p len bytes at @p l4. */
 uint16_t port_icmp6_cksum(const uint8_t src[16], const uint8_t dst[16], const void *l4,
 			  uint32_t len);
