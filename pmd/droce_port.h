@@ -398,10 +398,11 @@ void droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigne
 /** The port's mbuf pool (data room: RTE_PKTMBUF_HEADROOM + max_frame). */
 struct rte_mempool *droce_port_mempool(struct droce_port *port);
 
-/* ---- queue pairs 1..n_queues-1: each its own worker lcore's ---- */
+/* ---- queue pairs: each its own worker lcore's (droce_port_worker.h uses them) ---- */
 
 /**
- * A burst from queue @p q (>= 1). RoCEv2 frames to one of our unicast
+ * A burst from queue @p q. Queue 0 sorts everything as
+ * droce_port_rx_burst() does (*@p n_slow is 0). Another queue: RoCEv2 frames to one of our unicast
  * addresses and MAC are compacted into @p pkts[0..ret); everything else
  * (ARP, neighbour discovery, IGMP/MLD, multicast, frames to drop) goes to
  * @p slow[0..*n_slow), for the caller to hand to queue 0's lcore, which
@@ -417,7 +418,7 @@ uint16_t droce_port_queue_rx(struct droce_port *port, uint16_t q, struct rte_mbu
  */
 uint16_t droce_port_rx_input(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n);
 
-/** droce_port_tx_burst() on queue @p q (q's lcore; 0: droce_port_tx_burst()). */
+/** droce_port_tx_burst() on queue @p q (q's lcore; droce_port_tx_burst() is queue 0's). */
 uint16_t droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
 			     uint16_t n);
 

@@ -808,9 +808,7 @@ droce_port_close(struct droce_port *port)
 	}
 	if (port->started)
 		rte_eth_dev_stop(port->port_id);
-	rte_pktmbuf_free_bulk(port->stash, port->n_stash);
-	port->n_stash = 0;
-	for (i = 1; i < port->n_queues; i++) {
+	for (i = 0; i < port->n_queues; i++) {
 		rte_pktmbuf_free_bulk(port->q[i].stash, port->q[i].n_stash);
 		port->q[i].n_stash = 0;
 	}
@@ -868,7 +866,7 @@ droce_port_stats(const struct droce_port *port, struct droce_port_stats *st)
 		unsigned int q;
 
 		st->counter[i] = __atomic_load_n(&port->cnt[i], __ATOMIC_RELAXED);
-		for (q = 1; q < port->n_queues; q++)
+		for (q = 0; q < port->n_queues; q++)
 			st->counter[i] += __atomic_load_n(&port->q[q].cnt[i], __ATOMIC_RELAXED);
 	}
 	for (i = 0; i < DROCE_PORT_DROP_COUNT; i++) {
@@ -884,7 +882,7 @@ droce_port_stats_reset(struct droce_port *port)
 	if (port == NULL)
 		return;
 	memset(port->cnt, 0, sizeof(port->cnt));
-	for (unsigned int q = 1; q < port->n_queues; q++)
+	for (unsigned int q = 0; q < port->n_queues; q++)
 		memset(port->q[q].cnt, 0, sizeof(port->q[q].cnt));
 	memset(port->drop, 0, sizeof(port->drop));
 	rte_eth_stats_reset(port->port_id);

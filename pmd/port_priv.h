@@ -74,7 +74,7 @@ struct mcast_group {
 
 #define PORT_STASH	32	/* mbufs a queue keeps for its next frames */
 
-/* The state of a queue pair other than 0, its worker's alone (droce_port_queue_*). */
+/* The state of a queue pair, its worker's alone (droce_port_queue_*; queue 0's: the port's calls). */
 struct port_queue {
 	struct rte_mbuf *stash[PORT_STASH];	/* for droce_port_queue_alloc() */
 	unsigned int n_stash;
@@ -92,9 +92,6 @@ struct droce_port {
 	char iface[DROCE_PORT_IFNAME_LEN];	/* the Linux interface under it, or "" */
 	bool started;
 	struct rte_mempool *mp;
-	/* mbufs for droce_port_alloc(), taken from the pool a burst at a time */
-	struct rte_mbuf *stash[PORT_STASH];
-	unsigned int n_stash;
 	struct droce_port_info info;	/* MAC, MTU, addresses (incl. link-local) */
 	struct rte_ether_addr mac;
 
@@ -135,7 +132,7 @@ struct droce_port {
 
 #define PORT_CNT(p, sym) ((p)->cnt[DROCE_PORT_CNT_##sym]++)
 
-/* port_rx.c */
+/* port_tx.c */
 /* Send one frame the port built itself; counts it. */
 void port_xmit_own(struct droce_port *port, struct rte_mbuf *m);
 /* An mbuf for an own frame of @p len bytes (zeroed), or NULL (counted). */
@@ -153,6 +150,9 @@ port_owns_ipv4(const struct droce_port *port, rte_be32_t ip)
 }
 
 bool port_owns_ipv6(const struct droce_port *port, const uint8_t ip[16]);
+/* droce_port_free_rx() into @p stash (@p n_stash of PORT_STASH in it). */
+void port_free_rx_to(struct droce_port *port, struct rte_mbuf **stash, unsigned int *n_stash,
+		     struct rte_mbuf **pkts, unsigned int n);
 
 /* port_neigh.c */
 void neigh_init(struct droce_port *port, const struct droce_port_conf *conf);
@@ -188,7 +188,7 @@ bool mcast_has_ipv4(const struct droce_port *port, rte_be32_t ip);
 bool mcast_has_ipv6(const struct droce_port *port, const uint8_t ip[16]);
 void mcast_report_all(struct droce_port *port, bool ipv6);
 
-/* checksums (port_rx.c) */
+/* checksums (port_tx.c) */
 /* ICMPv6 / MLD checksum: pseudo-header (RFC 8200 8.1) + @p len bytes at @p l4. */
 uint16_t port_icmp6_cksum(const uint8_t src[16], const uint8_t dst[16], const void *l4,
 			  uint32_t len);

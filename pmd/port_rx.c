@@ -3,8 +3,8 @@
  */
 
 /*
- * The data path of the port (droce_port.h): RX classification, TX, own
- * frames. droce_port_rx_burst() sorts each frame with a few loads in the
+ * The receive side of the port (droce_port.h): RX classification.
+ * droce_port_rx_burst() sorts each frame with a few loads in the
  * order a frame is laid out -- destination MAC, ethertype, IP version and
  * destination, protocol, UDP port -- and checks each length before it
  * reads: RoCEv2 candidates are compacted into the caller's array, ARP and
@@ -28,203 +28,6 @@
 #define IPV6_HDR	40
 #define UDP_HDR		8
 #define ROCE_PORT_BE	RTE_BE16(4791)
-/*
- * net_af_packet hands a burst to the kernel with one non-blocking
- * sendto(); when the kernel stops early (ENOBUFS, EAGAIN: the socket's
- * send budget) the rest waits in its TX ring, counted as sent, until the
- * next burst on that queue. A queue that goes quiet after a burst (a
- * worker's, a short-lived client's multicast) is kicked this many times,
- * 100 us apart, while idle (a burst of none still calls sendto()).
- */
-#define PORT_KICKS	64
-
-bool
-port_owns_ipv6(const struct droce_port *port, const uint8_t ip[16])
-{
-	unsigned int i;
-
-	for (i = 0; i < port->info.n_ipv6; i++)
-		if (memcmp(port->info.ipv6[i].addr, ip, 16) == 0)
-			return true;
-	return false;
-}
-
-void
-port_solicited_node(const uint8_t ip[16], uint8_t out[16])
-{
-	static const uint8_t pfx[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xff };
-
-	memcpy(out, pfx, sizeof(pfx));
-	memcpy(out + 13, ip + 13, 3);
-}
-
-uint16_t
-port_icmp6_cksum(const uint8_t src[16], const uint8_t dst[16], const void *l4, uint32_t len)
-{
-	/* pseudo-header: source, destination, upper-layer length, zeros, next header */
-	uint8_t tail[8] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
-			    (uint8_t)len, 0, 0, 0, IPPROTO_ICMPV6_ };
-	uint32_t sum;
-
-	sum = __rte_raw_cksum(src, 16, 0);
-	sum = __rte_raw_cksum(dst, 16, sum);
-	sum = __rte_raw_cksum(tail, sizeof(tail), sum);
-	sum = __rte_raw_cksum(l4, len, sum);
-	return (uint16_t)~__rte_raw_cksum_reduce(sum);
-}
-
-uint8_t *
-port_put_eth(uint8_t *p, const struct rte_ether_addr *dst, const struct rte_ether_addr *src,
-	     uint16_t ethertype)
-{
-	memcpy(p, dst->addr_bytes, 6);
-	memcpy(p + 6, src->addr_bytes, 6);
-	port_store_be16(p + 12, ethertype);
-	return p + RTE_ETHER_HDR_LEN;
-}
-
-uint8_t *
-port_put_ipv6(uint8_t *p, const uint8_t src[16], const uint8_t dst[16], uint16_t payload_len,
-	      uint8_t next_header, uint8_t hop_limit)
-{
-	memset(p, 0, 4);
-	p[0] = 0x60;				/* version 6 */
-	port_store_be16(p + 4, payload_len);
-	p[6] = next_header;
-	p[7] = hop_limit;
-	memcpy(p + 8, src, 16);
-	memcpy(p + 24, dst, 16);
-	return p + IPV6_HDR;
-}
-
-void
-port_ipv6_mcast_mac(const uint8_t ip[16], struct rte_ether_addr *mac)
-{
-	mac->addr_bytes[0] = 0x33;
-	mac->addr_bytes[1] = 0x33;
-	memcpy(mac->addr_bytes + 2, ip + 12, 4);
-}
-
-/* Frames we build are never longer than the pool's room, and sent flat. */
-struct rte_mbuf *
-port_own_alloc(struct droce_port *port, uint16_t len)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(port->mp);
-	uint16_t pad = RTE_MAX(len, (uint16_t)(RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN));
-	char *p;
-
-	if (m == NULL) {
-		PORT_CNT(port, TX_NOMBUF);
-		return NULL;
-	}
-	/* pad to the 60-byte minimum frame: some NICs do, af_packet does not */
-	p = rte_pktmbuf_append(m, pad);
-	if (p == NULL) {
-		rte_pktmbuf_free(m);
-		PORT_CNT(port, TX_NOMBUF);
-		return NULL;
-	}
-	memset(p, 0, pad);
-	return m;
-}
-
-void
-port_xmit_own(struct droce_port *port, struct rte_mbuf *m)
-{
-	droce_port_tx_burst(port, &m, 1);
-}
-
-uint16_t
-droce_port_tx_try(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
-{
-	uint16_t sent = rte_eth_tx_burst(port->port_id, 0, pkts, n);
-
-	port->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
-	port->q[0].kicks = PORT_KICKS;
-	return sent;
-}
-
-void
-droce_port_queue_kick(struct droce_port *port, uint16_t q)
-{
-	struct port_queue *pq = &port->q[q];
-	uint64_t now;
-
-	if (pq->kicks == 0)
-		return;
-	now = rte_get_tsc_cycles();
-	if (now < pq->next_kick)
-		return;
-	pq->next_kick = now + port->hz / 10000;	/* 100 us apart: 6.4 ms in all */
-	pq->kicks--;
-	(void)rte_eth_tx_burst(port->port_id, q, NULL, 0);
-}
-
-uint16_t
-droce_port_tx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
-{
-	uint16_t sent = droce_port_tx_try(port, pkts, n);
-
-	if (droce_unlikely(sent < n)) {
-		port->cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
-		rte_pktmbuf_free_bulk(pkts + sent, (unsigned int)(n - sent));
-	}
-	return sent;
-}
-
-struct rte_mbuf *
-droce_port_alloc(struct droce_port *port)
-{
-	/* one trip to the pool per burst: it showed at 5% of a core sending 64 B frames */
-	if (droce_unlikely(port->n_stash == 0)) {
-		if (rte_pktmbuf_alloc_bulk(port->mp, port->stash, DROCE_DIM(port->stash)) < 0)
-			return rte_pktmbuf_alloc(port->mp);	/* the last few */
-		port->n_stash = DROCE_DIM(port->stash);
-	}
-	return port->stash[--port->n_stash];
-}
-
-/* droce_port_free_rx() into @p stash (@p n_stash of PORT_STASH in it). */
-static void
-free_rx_to(struct droce_port *port, struct rte_mbuf **stash, unsigned int *n_stash,
-	   struct rte_mbuf **pkts, unsigned int n)
-{
-	unsigned int i, k = 0;
-
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-
-		/* what rte_pktmbuf_free() would give straight back to the pool */
-		if (*n_stash < PORT_STASH && m->pool == port->mp &&
-		    rte_mbuf_refcnt_read(m) == 1 && m->next == NULL && RTE_MBUF_DIRECT(m)) {
-			rte_pktmbuf_reset(m);	/* as rte_pktmbuf_alloc() returns it */
-			stash[(*n_stash)++] = m;
-		} else {
-			pkts[k++] = m;
-		}
-	}
-	if (k > 0)
-		rte_pktmbuf_free_bulk(pkts, k);
-}
-
-void
-droce_port_free_rx(struct droce_port *port, struct rte_mbuf **pkts, unsigned int n)
-{
-	free_rx_to(port, port->stash, &port->n_stash, pkts, n);
-}
-
-void
-droce_port_queue_free_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
-			 unsigned int n)
-{
-	struct port_queue *pq = &port->q[q];
-
-	if (q == 0)
-		free_rx_to(port, port->stash, &port->n_stash, pkts, n);
-	else
-		free_rx_to(port, pq->stash, &pq->n_stash, pkts, n);
-}
-
 /*
  * l2_len and l3_len of a RoCEv2 candidate, in one store of the offload
  * word (the rest of it means nothing on receive): two bit-field writes
@@ -410,7 +213,7 @@ rx_sort(struct droce_port *port, struct rte_mbuf **pkts, uint16_t nb)
 			port->drop[r]++;
 		rte_pktmbuf_free(m);
 	}
-	port->cnt[DROCE_PORT_CNT_RX_ROCE] += keep;
+	port->q[0].cnt[DROCE_PORT_CNT_RX_ROCE] += keep;
 	return keep;
 }
 
@@ -421,7 +224,7 @@ droce_port_rx_burst(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 	uint64_t now;
 
 	nb = rte_eth_rx_burst(port->port_id, 0, pkts, n);
-	port->cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
+	port->q[0].cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
 	keep = rx_sort(port, pkts, nb);
 	if (port->resolve_ring != NULL && droce_unlikely(!rte_ring_empty(port->resolve_ring)))
 		neigh_serve_requests(port);
@@ -495,6 +298,8 @@ droce_port_queue_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
 	uint16_t nb, i, keep = 0;
 
 	*n_slow = 0;
+	if (q == 0)	/* the port's sorter: everything is sorted here */
+		return droce_port_rx_burst(port, pkts, n);
 	nb = rte_eth_rx_burst(port->port_id, q, pkts, n);
 	pq->cnt[DROCE_PORT_CNT_RX_FRAMES] += nb;
 	for (i = 0; i < nb; i++) {
@@ -505,48 +310,4 @@ droce_port_queue_rx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts,
 	}
 	pq->cnt[DROCE_PORT_CNT_RX_ROCE] += keep;
 	return keep;
-}
-
-uint16_t
-droce_port_queue_tx_try(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
-{
-	struct port_queue *pq = &port->q[q];
-	uint16_t sent;
-
-	if (q == 0)
-		return droce_port_tx_try(port, pkts, n);
-	sent = rte_eth_tx_burst(port->port_id, q, pkts, n);
-	pq->cnt[DROCE_PORT_CNT_TX_FRAMES] += sent;
-	pq->kicks = PORT_KICKS;
-	return sent;
-}
-
-uint16_t
-droce_port_queue_tx(struct droce_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
-{
-	uint16_t sent;
-
-	if (q == 0)
-		return droce_port_tx_burst(port, pkts, n);
-	sent = droce_port_queue_tx_try(port, q, pkts, n);
-	if (droce_unlikely(sent < n)) {	/* refused: freed and counted */
-		port->q[q].cnt[DROCE_PORT_CNT_TX_REFUSED] += (uint16_t)(n - sent);
-		rte_pktmbuf_free_bulk(pkts + sent, (unsigned int)(n - sent));
-	}
-	return sent;
-}
-
-struct rte_mbuf *
-droce_port_queue_alloc(struct droce_port *port, uint16_t q)
-{
-	struct port_queue *pq = &port->q[q];
-
-	if (q == 0)
-		return droce_port_alloc(port);
-	if (droce_unlikely(pq->n_stash == 0)) {
-		if (rte_pktmbuf_alloc_bulk(port->mp, pq->stash, DROCE_DIM(pq->stash)) < 0)
-			return rte_pktmbuf_alloc(port->mp);
-		pq->n_stash = DROCE_DIM(pq->stash);
-	}
-	return pq->stash[--pq->n_stash];
 }

@@ -92,8 +92,6 @@ struct droced_worker {
 	struct droced *d;
 	unsigned int id;		/* its engine's number and its port queue */
 	struct droce_engine *eng;
-	/* mbufs for its engine from the others (low bits: DROCED_HANDOFF_*) */
-	struct rte_ring *handoff;
 	_Atomic bool parked;		/* holds nothing of its engine: a control call may run */
 	_Atomic bool asleep;		/* --idle wait: in epoll, kick it after a hand-off */
 	int wait_epfd;			/* --idle wait, else -1 */
@@ -102,8 +100,6 @@ struct droced_worker {
 	void *port_state;		/* droced_port.c's, for its queue */
 } __rte_cache_aligned;
 
-#define DROCED_HANDOFF_LOCAL	1ul	/* a group's frame: this engine's members only */
-#define DROCED_HANDOFF_SLOW	2ul	/* not sorted yet: worker 0's port path */
 
 struct droced {
 	struct droced_opts opts;
@@ -203,6 +199,7 @@ struct droced_roce_counts {
 	uint64_t tx_pkts, tx_bytes;	/* built and queued to the port */
 	/* summed only: received for another worker's engine, and dropped (its ring full) */
 	uint64_t handoffs, handoff_held, handoff_drops;
+	uint64_t tx_full;		/* built, dropped: the TX backlog was full */
 };
 /* All workers (worker 0, while the others are parked). */
 void droced_port_roce_counts(struct droced_roce_counts *out);

@@ -4,18 +4,18 @@
 
 /*
  * droced's side of the port (pmd/droce_port.h): open it from the options
- * and derive the device's MAC, GIDs and MTU; each worker's RX on its own
- * queue (parse, hand to its engine, or to the engine the QPN belongs to)
- * and TX (frames built straight into mbufs, sent in bursts on its queue);
- * the hand-off between workers; the port ops the engines call, each with
- * its worker's port_state.
+ * and derive the device's MAC, GIDs and MTU; each worker's frames through
+ * its droce_port_worker (pmd/droce_port_worker.h: its queue, TX backlog,
+ * hand-off ring and held frames, the same data path as droce-testpmd's):
+ * parse what it receives and give it to its engine, or to the engine the
+ * QPN belongs to; frames built straight into mbufs; the port ops the
+ * engines call, each with its worker's port_state.
  *
  * A frame that arrives on another worker's queue (the NIC or the kernel's
- * fanout spread flows by hash) goes whole to its owner's hand-off ring (an
- * rte_ring of mbufs: any worker in, the owner out); the owner is the
- * QPN's shard (QPN % N), QP1's is worker 0, and frames the fast sort of
- * queues 1..N-1 does not keep (ARP, ND, IGMP/MLD, groups) go to worker
- * 0's full sort.
+ * fanout spread flows by hash) goes whole to its owner's hand-off ring;
+ * the owner is the QPN's shard (QPN % N), QP1's is worker 0, and frames
+ * the fast sort of queues 1..N-1 does not keep (ARP, ND, IGMP/MLD, groups)
+ * go to worker 0's full sort (the port worker does that).
  */
 
 #include <arpa/inet.h>
@@ -35,43 +35,32 @@
 #include <rte_ring.h>
 
 #include "droce_port.h"
+#include "droce_port_worker.h"
 #include "droce_wire_gid.h"
 #include "droced.h"
 
-#define BURST 32
-#define HANDOFF_BURST	32
-#define HANDOFF_TAGS	(DROCED_HANDOFF_LOCAL | DROCED_HANDOFF_SLOW)
+#define BURST DROCE_PORT_WORKER_BURST
+/*
+ * Frames a worker keeps while the PMD's queue is full. The engines do not
+ * ask for room, so this is a cushion against a short stall, not
+ * backpressure: a quarter of droce-testpmd's, so that eight workers'
+ * backlogs hold a quarter of the port's pool at most.
+ */
+#define TX_BACKLOG	256
 #define LINK_SETTLE_MS	3000	/* waited for the link before READY */
 #define LINK_CHECK_NS	(100 * 1000 * 1000ull)	/* a system call on af_packet: 10 Hz */
 
 /* One worker's: only its thread touches it (counters summed under a pause). */
 struct port_state {
-	struct droce_port *port;
+	struct droce_port_worker pw;	/* its queue (the worker's number), TX, hand-off */
 	struct droced_worker *w;
-	uint16_t q;			/* its port queue: the worker's number */
-	struct rte_mbuf *tx[BURST];
-	unsigned int n_tx;
 	uint64_t rx_bad[DROCE_WIRE_DROP_COUNT];
-	struct droced_roce_counts roce;
-	uint64_t handoffs;		/* frames received for another worker's engine */
-	uint64_t handoff_held;		/* of them, waited for room in its ring */
-	uint64_t handoff_drops;		/* of them, dropped: more waited than held[] holds */
-	/*
-	 * Frames for a worker whose hand-off ring was full wait here, in order,
-	 * and this worker reads no more of its queue until they have gone: the
-	 * backlog stays in the port's queue, as on a NIC whose host is slow.
-	 */
-	struct held_frame {
-		struct rte_mbuf *m;
-		uint16_t to;		/* the worker it is for */
-		uint8_t tag;		/* DROCED_HANDOFF_* */
-	} held[4 * BURST];
-	unsigned int n_held;
+	struct droced_roce_counts roce;	/* rx and tx here; the hand-off's are pw's */
 	uint64_t next_link_check;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 } __rte_cache_aligned;
 
-static int handoff_rings_create(struct droced *d);
+static int port_workers_init(struct droced *d, struct droce_port *port);
 
 static struct port_state states[DROCE_DEV_MAX_ENGINES];
 #define ps (states[0])		/* worker 0's: the port's slow path and link watch */
@@ -82,6 +71,7 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 	const struct droced_opts *o = &d->opts;
 	struct droce_port_conf pc;
 	struct droce_port_info info;
+	struct droce_port *port;
 	unsigned int i;
 	int ret;
 
@@ -110,18 +100,13 @@ droced_port_open(struct droced *d, struct droce_dev_conf *conf)
 		snprintf(pc.fault, sizeof(pc.fault), "%s", o->fault);
 	if (o->mtu)
 		pc.mtu = (uint16_t)o->mtu;
-	ret = droce_port_open(&pc, &ps.port);
-	if (ret < 0 || droce_port_info(ps.port, &info) < 0) {
+	ret = droce_port_open(&pc, &port);
+	if (ret < 0 || droce_port_info(port, &info) < 0) {
 		fprintf(stderr, "droced: cannot open the port: %s\n", strerror(-ret));
 		return -1;
 	}
-	d->port = ps.port;
-	for (i = 0; i < o->workers; i++) {
-		states[i].port = ps.port;
-		states[i].w = &d->workers[i];
-		states[i].q = (uint16_t)i;
-	}
-	if (handoff_rings_create(d) < 0)
+	d->port = port;
+	if (port_workers_init(d, port) < 0)
 		return -1;
 
 	/* GID 0: the IPv6 link-local address; 1: the first IPv4; then the rest */
@@ -149,9 +134,9 @@ droced_port_settle(struct droced *d)
 	unsigned int i;
 
 	/* a port comes up a little after it starts (and memif only with its peer) */
-	for (i = 0; i < LINK_SETTLE_MS / 10 && !droce_port_link_up(ps.port); i++)
+	for (i = 0; i < LINK_SETTLE_MS / 10 && !droce_port_link_up(d->port); i++)
 		rte_delay_ms(10);
-	droce_dev_port_state(d->dev, droce_port_link_up(ps.port));
+	droce_dev_port_state(d->dev, droce_port_link_up(d->port));
 }
 
 void
@@ -160,7 +145,7 @@ droced_port_watch(struct droced *d, uint64_t now)
 	if (now < ps.next_link_check)
 		return;
 	ps.next_link_check = now + LINK_CHECK_NS;
-	droce_dev_port_state(d->dev, droce_port_link_up(ps.port));
+	droce_dev_port_state(d->dev, droce_port_link_up(d->port));
 }
 
 void *
@@ -188,9 +173,13 @@ droced_port_roce_counts(struct droced_roce_counts *out)
 
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < DROCE_DIM(states); i++) {
-		out->handoffs += states[i].handoffs;
-		out->handoff_held += states[i].handoff_held;
-		out->handoff_drops += states[i].handoff_drops;
+		uint64_t c[DROCE_PORT_WORKER_CNT_COUNT];
+
+		droce_port_worker_counters(&states[i].pw, c);
+		out->handoffs += c[DROCE_PORT_WORKER_CNT_HANDOFF];
+		out->handoff_held += c[DROCE_PORT_WORKER_CNT_HANDOFF_HELD];
+		out->handoff_drops += c[DROCE_PORT_WORKER_CNT_HANDOFF_DROP];
+		out->tx_full += c[DROCE_PORT_WORKER_CNT_TX_FULL];
 		out->rx_pkts += states[i].roce.rx_pkts;
 		out->rx_bytes += states[i].roce.rx_bytes;
 		out->tx_pkts += states[i].roce.tx_pkts;
@@ -201,8 +190,11 @@ droced_port_roce_counts(struct droced_roce_counts *out)
 void
 droced_port_close(struct droced *d)
 {
-	(void)d;
-	droce_port_close(ps.port);
+	unsigned int i;
+
+	for (i = 0; i < DROCE_DIM(states); i++)
+		droce_port_worker_fini(&states[i].pw);	/* their mbufs, before the pool goes */
+	droce_port_close(d->port);
 }
 
 int
@@ -246,76 +238,50 @@ droced_port_wait_drain(int fd)
 		;
 }
 
-/* ---- the hand-off between workers ---- */
+/* ---- the workers' data path ---- */
 
-static int
-handoff_rings_create(struct droced *d)
+/* After a hand-off to worker @p arg: wake it if it sleeps in --idle wait. */
+static void
+handoff_kick(struct droce_port_worker *to, void *arg)
 {
-	unsigned int i;
+	struct droced_worker *w = arg;
 
-	for (i = 0; d->n_workers > 1 && i < d->n_workers; i++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "droced_handoff%u", i);
-		/*
-		 * Producers: every other worker. RTS, not DPDK's default MP
-		 * ring: a producer preempted mid-enqueue (workers may share a
-		 * core) would make the others spin until it runs again.
-		 */
-		d->workers[i].handoff = rte_ring_create(name, d->opts.handoff_slots, SOCKET_ID_ANY,
-							RING_F_MP_RTS_ENQ | RING_F_SC_DEQ |
-								RING_F_EXACT_SZ);
-		if (d->workers[i].handoff == NULL) {
-			fprintf(stderr, "droced: hand-off ring: %s\n", rte_strerror(rte_errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Put @p m (tagged DROCED_HANDOFF_*) on worker @p to's ring. 0, or -ENOBUFS: the caller keeps it. */
-static int
-handoff_put(struct droced *d, unsigned int to, struct rte_mbuf *m, unsigned long tag)
-{
-	struct droced_worker *w = &d->workers[to];
-
-	if (to >= d->n_workers || rte_ring_enqueue(w->handoff, (void *)((uintptr_t)m | tag)) != 0)
-		return -ENOBUFS;
+	(void)to;
 	/* a Dekker pair with the worker's wait: it sets asleep, then looks at the ring */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&w->asleep, memory_order_relaxed))
 		droced_worker_kick(w);
-	return 0;
 }
 
-/* A received frame for worker @p to: handed over, or held while its ring is full. */
-static void
-rx_hand(struct port_state *p, unsigned int to, struct rte_mbuf *m, unsigned long tag)
-{
-	/* behind frames already held, so that a flow keeps its order */
-	if (p->n_held == 0 && handoff_put(p->w->d, to, m, tag) == 0)
-		return;
-	if (p->n_held == DROCE_DIM(p->held)) {
-		p->handoff_drops++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	p->handoff_held++;
-	p->held[p->n_held++] = (struct held_frame){ .m = m, .to = (uint16_t)to, .tag = (uint8_t)tag };
-}
-
-/* Hands over the held frames in order, as far as there is room; returns how many wait. */
-static unsigned int
-rx_send_held(struct port_state *p)
+static int
+port_workers_init(struct droced *d, struct droce_port *port)
 {
 	unsigned int i;
+	int ret;
 
-	for (i = 0; i < p->n_held; i++)
-		if (handoff_put(p->w->d, p->held[i].to, p->held[i].m, p->held[i].tag) < 0)
-			break;
-	p->n_held -= i;
-	memmove(p->held, p->held + i, p->n_held * sizeof(p->held[0]));
-	return p->n_held;
+	for (i = 0; i < d->opts.workers; i++) {
+		char name[32];
+		struct droce_port_worker_conf c = {
+			.port = port,
+			.queue = (uint16_t)i,
+			.sorter = i > 0 ? &states[0].pw : NULL,
+			/* one worker hands nothing over */
+			.handoff_slots = d->opts.workers > 1 ? d->opts.handoff_slots : 0,
+			.tx_backlog = TX_BACKLOG,
+			.kick = handoff_kick,
+			.kick_arg = &d->workers[i],
+			.name = name,
+		};
+
+		snprintf(name, sizeof(name), "droced_handoff%u", i);
+		states[i].w = &d->workers[i];
+		ret = droce_port_worker_init(&states[i].pw, &c);
+		if (ret < 0) {
+			fprintf(stderr, "droced: hand-off ring: %s\n", rte_strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -342,7 +308,7 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		int owner;
 
 		if (n_done == BURST) {
-			droce_port_queue_free_rx(p->port, p->q, done, n_done);
+			droce_port_worker_free_rx(&p->pw, done, n_done);
 			n_done = 0;
 		}
 		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
@@ -364,9 +330,8 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		}
 		owner = droce_engine_owner(w->eng, &pkt);
 		if (owner >= 0 && (unsigned int)owner != w->id) {
-			/* it is theirs now */
-			p->handoffs++;
-			rx_hand(p, (unsigned int)owner, m, 0);
+			/* it is theirs now (held here while their ring is full) */
+			droce_port_worker_hand(&p->pw, &states[owner].pw, m, 0);
 			continue;
 		}
 		droce_engine_rx(w->eng, &pkt, frame, len, local_only, now);
@@ -374,90 +339,61 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 	}
 	if (n_done > 0)
 		/* into our queue's stash: the next frames we send */
-		droce_port_queue_free_rx(p->port, p->q, done, n_done);
+		droce_port_worker_free_rx(&p->pw, done, n_done);
 }
 
 unsigned int
 droced_port_rx(struct droced_worker *w, uint64_t now)
 {
 	struct port_state *p = w->port_state;
-	struct rte_mbuf *pkts[BURST], *slow[BURST];
-	uint16_t n, n_slow = 0, i;
+	struct rte_mbuf *pkts[BURST];
+	uint16_t n = droce_port_worker_rx(&p->pw, pkts, BURST);
 
-	if (p->n_held > 0 && rx_send_held(p) > 0)
-		return 1;	/* the queue waits for the held frames' owner */
-	if (w->id == 0) {
-		n = droce_port_rx_burst(p->port, pkts, BURST);
-	} else {
-		n = droce_port_queue_rx(p->port, p->q, pkts, BURST, slow, &n_slow);
-		/* ARP, ND, IGMP/MLD, groups, drops: the port's full sort, on worker 0 */
-		for (i = 0; i < n_slow; i++)
-			rx_hand(p, 0, slow[i], DROCED_HANDOFF_SLOW);
-	}
 	rx_deliver(p, pkts, n, false, true, now);
-	return n + n_slow;
+	/*
+	 * Frames held for a full ring, or left in the TX backlog by a full
+	 * PMD queue: both drain by themselves, so no sleeping meanwhile.
+	 */
+	return n + (droce_port_worker_held(&p->pw) > 0) + (droce_port_worker_tx_pending(&p->pw) > 0);
 }
 
-/* Frames handed over by another worker (their tags stripped, all of kind @p tag). */
+struct take_ctx {
+	struct port_state *p;
+	uint64_t now;
+};
+
+/* Frames handed over by another worker (their tags stripped, all of kind @p tags). */
 static void
-rx_handed(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, unsigned long tag,
-	  uint64_t now)
+rx_handed(void *arg, struct rte_mbuf **pkts, uint16_t n, unsigned int tags)
 {
-	/* frames another queue took but did not sort are the wire's; the rest were counted */
-	if (tag & DROCED_HANDOFF_SLOW)
-		n = droce_port_rx_input(p->port, pkts, (uint16_t)n);
-	rx_deliver(p, pkts, n, (tag & DROCED_HANDOFF_LOCAL) != 0,
-		   (tag & DROCED_HANDOFF_SLOW) != 0, now);
+	struct take_ctx *c = arg;
+
+	/* frames another queue took but did not sort are the wire's (sorted by now) */
+	rx_deliver(c->p, pkts, n, (tags & DROCE_PORT_WORKER_LOCAL) != 0,
+		   (tags & DROCE_PORT_WORKER_SLOW) != 0, c->now);
 }
 
 unsigned int
 droced_port_handoff_take(struct droced_worker *w, uint64_t now)
 {
-	struct port_state *p = w->port_state;
-	void *got[HANDOFF_BURST];
-	struct rte_mbuf *run[HANDOFF_BURST];
-	unsigned int n, i, n_run = 0;
-	unsigned long tag = 0;
+	struct take_ctx c = { w->port_state, now };
 
-	if (w->handoff == NULL)
-		return 0;
-	n = rte_ring_sc_dequeue_burst(w->handoff, got, HANDOFF_BURST, NULL);
-	/* runs of the same kind go together */
-	for (i = 0; i < n; i++) {
-		unsigned long t = (uintptr_t)got[i] & HANDOFF_TAGS;
-
-		if (n_run > 0 && t != tag) {
-			rx_handed(p, run, n_run, tag, now);
-			n_run = 0;
-		}
-		tag = t;
-		run[n_run++] = (struct rte_mbuf *)((uintptr_t)got[i] & ~HANDOFF_TAGS);
-	}
-	if (n_run > 0)
-		rx_handed(p, run, n_run, tag, now);
-	return n;
+	return droce_port_worker_take(&c.p->pw, rx_handed, &c);
 }
 
 void
 droced_port_flush(struct droced_worker *w)
 {
 	struct port_state *p = w->port_state;
-	uint16_t sent;
 
-	if (p->n_tx == 0) {
-		droce_port_queue_kick(p->port, p->q);	/* frames the PMD may still hold */
-		return;
-	}
-	sent = droce_port_queue_tx(p->port, p->q, p->tx, (uint16_t)p->n_tx);
-	(void)sent;			/* the port freed and counted what it refused */
-	p->n_tx = 0;
+	droce_port_worker_flush(&p->pw);
 }
 
 static int
 port_frame_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov)
 {
 	struct port_state *p = arg;
-	struct rte_mbuf *m = droce_port_queue_alloc(p->port, p->q);
+	struct rte_mbuf *m = droce_port_worker_alloc(&p->pw);
 	int len;
 
 	if (m == NULL)
@@ -472,9 +408,8 @@ port_frame_out(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, un
 	m->pkt_len = (uint32_t)len;
 	p->roce.tx_pkts++;
 	p->roce.tx_bytes += (uint64_t)len;
-	p->tx[p->n_tx++] = m;
-	if (p->n_tx == BURST)
-		droced_port_flush(p->w);
+	/* a full backlog frees it (counted): a loss the transport recovers from */
+	(void)droce_port_worker_tx(&p->pw, m);
 	return 0;
 }
 
@@ -483,9 +418,7 @@ port_resolve(void *arg, const uint8_t gid[16], uint8_t mac[6])
 {
 	struct port_state *p = arg;
 
-	/* only queue 0's lcore may change the table or send a request */
-	return p->q == 0 ? droce_port_resolve(p->port, gid, mac) :
-			   droce_port_neigh_peek(p->port, gid, mac);
+	return droce_port_worker_resolve(&p->pw, gid, mac);
 }
 
 /* A copy of a frame for another worker's engine (loopback, a group's members). */
@@ -493,8 +426,11 @@ static int
 port_handoff(void *arg, unsigned int engine, const uint8_t *frame, uint32_t len, bool local_only)
 {
 	struct port_state *p = arg;
-	struct rte_mbuf *m = droce_port_queue_alloc(p->port, p->q);
+	struct rte_mbuf *m;
 
+	if (engine >= p->w->d->n_workers)
+		return -ENOBUFS;
+	m = droce_port_worker_alloc(&p->pw);
 	if (m == NULL)
 		return -ENOBUFS;
 	if (rte_pktmbuf_tailroom(m) < len) {
@@ -504,7 +440,9 @@ port_handoff(void *arg, unsigned int engine, const uint8_t *frame, uint32_t len,
 	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
-	if (handoff_put(p->w->d, engine, m, local_only ? DROCED_HANDOFF_LOCAL : 0) < 0) {
+	/* a copy: never held, a full ring loses it (the engine counts RX_HANDOFF_FAIL) */
+	if (droce_port_worker_handoff(&p->pw, &states[engine].pw, m,
+				      local_only ? DROCE_PORT_WORKER_LOCAL : 0) < 0) {
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
@@ -515,14 +453,14 @@ static void
 port_mcast_join(void *arg, const uint8_t gid[16])
 {
 	(void)arg;
-	droce_port_mcast_join(ps.port, gid);
+	droce_port_mcast_join(ps.pw.port, gid);
 }
 
 static void
 port_mcast_leave(void *arg, const uint8_t gid[16])
 {
 	(void)arg;
-	droce_port_mcast_leave(ps.port, gid);
+	droce_port_mcast_leave(ps.pw.port, gid);
 }
 
 const struct droce_dev_port_ops droced_port_ops = {

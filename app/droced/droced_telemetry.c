@@ -120,6 +120,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "handoff_frames", s.roce.handoffs);
 	rte_tel_data_add_dict_u64(d, "handoff_held", s.roce.handoff_held);
 	rte_tel_data_add_dict_u64(d, "handoff_dropped", s.roce.handoff_drops);
+	rte_tel_data_add_dict_u64(d, "tx_backlog_full", s.roce.tx_full);
 	for (i = 0; i < s.st.n_engines; i++) {	/* --workers: what each engine carries */
 		char key[64];
 

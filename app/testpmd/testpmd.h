@@ -87,12 +87,13 @@ struct tp_opts {
 	C(POSTED,      "messages posted") \
 	C(TX_FRAMES,   "frames handed to the port") \
 	C(TX_NOMBUF,   "frames not built: no mbuf") \
-	C(TX_FULL,     "frames dropped: the port's queue stayed full") \
+	C(TX_FULL,     "frames dropped: the port's queue stayed full and the TX backlog filled") \
 	C(RX_FRAMES,   "RoCEv2 frames received") \
 	C(RX_OK,       "frames that parsed and passed the ICRC") \
 	C(RX_NO_QP,    "frames for a QPN we do not have") \
 	C(HANDOFF,     "frames for another worker's QP, handed to it") \
-	C(HANDOFF_FULL, "frames for another worker's QP dropped: its hand-off ring was full")
+	C(HANDOFF_HELD, "received frames held while the receiver's hand-off ring was full") \
+	C(HANDOFF_FULL, "received frames dropped: that ring and the frames held were full")
 
 enum tp_counter {
 #define C(sym, desc) TP_CNT_##sym,

@@ -46,10 +46,11 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "droce_port_worker.h"
 #include "testpmd.h"
 
-#define BURST		32
-#define TX_BACKLOG	1024		/* frames held while the port's queue is full */
+#define BURST		DROCE_PORT_WORKER_BURST
+#define TX_BACKLOG	DROCE_PORT_WORKER_TX_MAX	/* frames held while the port's queue is full */
 #define POLL_BUDGET	16		/* packets per QP per pass: fairness */
 #define TIMER_NS	(1000 * 1000)	/* timer scan period, at least */
 
@@ -66,7 +67,6 @@ struct tp_qp {
 } __rte_cache_aligned;			/* QPs of two workers share no line */
 
 #define HANDOFF_RING	1024		/* frames waiting for their worker */
-#define HANDOFF_SLOW	((uintptr_t)1)	/* tag: for the port to sort (worker 0) */
 
 struct tp_engine;
 
@@ -79,9 +79,6 @@ struct tp_worker {
 	uint8_t *mem;
 	uint64_t mem_len;
 	uint32_t key;
-	struct droce_port *port;
-	uint16_t q;			/* its queue pair of the port (one port for all: its id) */
-	struct rte_ring *handoff;	/* frames other workers received for our QPs */
 	/*
 	 * QPs with something to do, a FIFO of QP indices (each QP at most once:
 	 * its active flag): a pass takes from the head, puts back at the tail
@@ -94,14 +91,6 @@ struct tp_worker {
 	uint64_t rate;			/* ... and of --rate */
 	struct droce_send_wqe tmpl;	/* what every posted message starts from */
 
-	/*
-	 * Frames to send. When the PMD's queue is full they wait here and the
-	 * QPs stop transmitting (backpressure): dropping them would turn a
-	 * full queue into loss, retransmissions and, with thousands of QPs,
-	 * a storm that ends in retry exhaustion.
-	 */
-	struct rte_mbuf *tx[TX_BACKLOG];
-	unsigned int n_tx;
 	uint8_t linear[DROCE_MAX_FRAME_BYTES];
 
 	bool launched;
@@ -114,6 +103,12 @@ struct tp_worker {
 
 	_Atomic uint64_t cnt[TP_CNT_COUNT];
 	_Atomic uint64_t wire_drop[DROCE_WIRE_DROP_COUNT];
+	/*
+	 * Its queue (of its own port, or queue id of the one port), the TX
+	 * backlog (the QPs stop transmitting while the PMD's queue is full:
+	 * backpressure), the hand-off ring and its frames held.
+	 */
+	struct droce_port_worker pw;
 } __rte_cache_aligned;
 
 struct tp_engine {
@@ -347,31 +342,12 @@ ops_cq_push(void *ctx, struct droce_tqp *t, bool recv, const struct droce_cqe *c
 	return 0;
 }
 
-/* Hand the PMD what it takes; keep the rest in order. */
-static void
-tx_flush(struct tp_worker *w)
-{
-	uint16_t sent, n;
-
-	if (w->n_tx == 0)
-		return;
-	n = (uint16_t)DROCE_MIN(w->n_tx, UINT16_MAX);
-	sent = w->q == 0 ? droce_port_tx_try(w->port, w->tx, n) :
-			   droce_port_queue_tx_try(w->port, w->q, w->tx, n);
-	cnt_add(w, TP_CNT_TX_FRAMES, sent);
-	if (sent < w->n_tx)
-		memmove(w->tx, w->tx + sent, (w->n_tx - sent) * sizeof(w->tx[0]));
-	w->n_tx -= sent;
-}
-
 static void
 ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct droce_iov *iov,
 	 unsigned int n_iov)
 {
 	struct tp_worker *w = ctx;
-	/* queue 0 (one worker, or a port each) straight to the port's own calls */
-	struct rte_mbuf *m = w->q == 0 ? droce_port_alloc(w->port) :
-					 droce_port_queue_alloc(w->port, w->q);
+	struct rte_mbuf *m = droce_port_worker_alloc(&w->pw);
 	int len;
 
 	(void)t;
@@ -388,16 +364,7 @@ ops_xmit(void *ctx, struct droce_tqp *t, struct droce_pkt *pkt, const struct dro
 	}
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
-	if (w->n_tx == TX_BACKLOG)
-		tx_flush(w);
-	if (w->n_tx == TX_BACKLOG) {	/* still full: only now a loss */
-		rte_pktmbuf_free(m);
-		cnt_add(w, TP_CNT_TX_FULL, 1);
-		return;
-	}
-	w->tx[w->n_tx++] = m;
-	if (w->n_tx % BURST == 0)
-		tx_flush(w);		/* keep the PMD fed during a long pass */
+	(void)droce_port_worker_tx(&w->pw, m);	/* a loss (TX_FULL) only with the backlog full */
 }
 
 static void
@@ -463,13 +430,20 @@ parse_gid(const char *s, uint8_t gid[16])
  * answer, which the QPs carry. (net_af_packet ports or queues on one
  * interface share a fanout group: each ARP reply reaches one, by a hash.)
  */
+static void
+free_taken(void *arg, struct rte_mbuf **pkts, uint16_t n, unsigned int tags)
+{
+	(void)arg;
+	(void)tags;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
 static int
 resolve_peer(struct tp_engine *e, struct droce_port *const *ports)
 {
 	uint64_t until = droce_now_ns() + 5ull * 1000 * 1000 * 1000;
-	struct rte_mbuf *junk[BURST], *slow[BURST];
+	struct rte_mbuf *junk[BURST];
 	unsigned int w;
-	uint16_t n_slow;
 	int ret;
 
 	for (;;) {
@@ -485,15 +459,11 @@ resolve_peer(struct tp_engine *e, struct droce_port *const *ports)
 		if (ret == 0 || !pending || droce_now_ns() >= until)
 			break;
 		/* the ports answer and learn from what they receive, on every queue */
-		for (w = 0; w < e->n_workers; w++) {
-			if (w == 0 || ports[w] != ports[0]) {
-				rte_pktmbuf_free_bulk(junk, droce_port_rx_burst(ports[w], junk, BURST));
-				continue;
-			}
-			rte_pktmbuf_free_bulk(junk, droce_port_queue_rx(ports[0], (uint16_t)w, junk,
-									BURST, slow, &n_slow));
-			rte_pktmbuf_free_bulk(slow, droce_port_rx_input(ports[0], slow, n_slow));
-		}
+		for (w = 0; w < e->n_workers; w++)
+			rte_pktmbuf_free_bulk(junk, droce_port_worker_rx(&e->w[w]->pw, junk, BURST));
+		for (w = 0; w < e->n_workers; w++)	/* what other queues could not sort */
+			while (droce_port_worker_take(&e->w[w]->pw, free_taken, NULL) > 0)
+				;
 		usleep(1000);
 	}
 	if (ret < 0)
@@ -568,6 +538,16 @@ worker_create(struct tp_engine *e, unsigned int id, struct droce_port *port)
 {
 	struct tp_worker *w = rte_zmalloc("droce-testpmd-worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
 	char name[RTE_RING_NAMESIZE];
+	bool shared = id > 0 && port == e->w[0]->pw.port;	/* one port: queue id of it */
+	struct droce_port_worker_conf pc = {
+		.port = port,
+		.queue = (uint16_t)(shared ? id : 0),
+		.sorter = shared ? &e->w[0]->pw : NULL,
+		.handoff_slots = HANDOFF_RING,
+		.tx_backlog = TX_BACKLOG,
+		.name = name,
+	};
+	int ret;
 
 	if (w == NULL)
 		return -ENOMEM;
@@ -578,19 +558,15 @@ worker_create(struct tp_engine *e, unsigned int id, struct droce_port *port)
 	w->mem = e->mem;
 	w->mem_len = e->mem_len;
 	w->key = e->o.key;
-	w->port = port;
-	w->q = (uint16_t)(id > 0 && port == e->w[0]->port ? id : 0);
 	w->lcore = RTE_MAX_LCORE;
 	/* its QPs: indices id, id + N, ... */
 	w->act_mask = droce_pow2_at_least(e->o.qps / e->n_workers + 1) - 1;
 	w->active = calloc((size_t)w->act_mask + 1, sizeof(*w->active));
 	snprintf(name, sizeof(name), "tp_handoff_%u", id);
-	/* RTS: a producer preempted mid-enqueue (workers may share a core) stalls no other */
-	w->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY,
-				     RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
-	if (w->active == NULL || w->handoff == NULL)
-		return -ENOMEM;
-	return 0;
+	ret = droce_port_worker_init(&w->pw, &pc);
+	if (ret < 0)
+		return ret;
+	return w->active == NULL ? -ENOMEM : 0;
 }
 
 int
@@ -665,14 +641,10 @@ tp_engine_destroy(struct tp_engine *e)
 	tp_engine_halt(e);
 	for (i = 0; i < e->n_workers; i++) {
 		struct tp_worker *w = e->w[i];
-		struct rte_mbuf *m;
 
 		if (w == NULL)
 			continue;
-		rte_pktmbuf_free_bulk(w->tx, w->n_tx);
-		while (w->handoff != NULL && rte_ring_sc_dequeue(w->handoff, (void **)&m) == 0)
-			rte_pktmbuf_free((struct rte_mbuf *)((uintptr_t)m & ~HANDOFF_SLOW));
-		rte_ring_free(w->handoff);
+		droce_port_worker_fini(&w->pw);
 		free(w->active);
 		rte_free(w);
 	}
@@ -685,32 +657,6 @@ tp_engine_destroy(struct tp_engine *e)
 }
 
 /* ---- the poll loop (worker) ---- */
-
-/*
- * Hand @p m, a frame for worker @p to's QP, to that worker. @return false
- * if its ring is full (the frame is then the caller's to free: a loss the
- * transport recovers from).
- */
-static __rte_noinline bool
-handoff(struct tp_worker *w, unsigned int to, struct rte_mbuf *m)
-{
-	if (rte_ring_enqueue(w->e->w[to]->handoff, m) == 0) {
-		cnt_add(w, TP_CNT_HANDOFF, 1);
-		return true;
-	}
-	cnt_add(w, TP_CNT_HANDOFF_FULL, 1);
-	return false;
-}
-
-/* Received mbufs to our queue's stash: the next frames we send. */
-static inline void
-rx_free(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n)
-{
-	if (w->q == 0)
-		droce_port_free_rx(w->port, pkts, n);
-	else
-		droce_port_queue_free_rx(w->port, w->q, pkts, n);
-}
 
 /* Serve the @p n frames of @p pkts: ours to our QPs, the others' to their owners. */
 static void
@@ -743,8 +689,10 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 				ok++;
 				droce_tqp_rx(&e->qps[idx].tqp, &pkt, frame, now);
 				activate(w, &e->qps[idx]);
-			} else if (handoff(w, to, m)) {
-				pkts[i] = NULL;	/* the owner frees it */
+			} else {
+				/* held while its ring is full; the owner frees it */
+				droce_port_worker_hand(&w->pw, &e->w[to]->pw, m, 0);
+				pkts[i] = NULL;
 				handed++;
 			}
 		} else {
@@ -758,9 +706,9 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		for (i = 0; i < n; i++)
 			if (pkts[i] != NULL)
 				pkts[k++] = pkts[i];
-		rx_free(w, pkts, k);
+		droce_port_worker_free_rx(&w->pw, pkts, k);
 	} else if (n > 0) {
-		rx_free(w, pkts, n);	/* the next frames we send */
+		droce_port_worker_free_rx(&w->pw, pkts, n);	/* the next frames we send */
 	}
 	if (n > 0) {
 		cnt_add(w, TP_CNT_RX_OK, ok);
@@ -769,60 +717,36 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 	}
 }
 
-/*
- * Frames other workers handed us: off the hot path of rx_burst(). Those
- * tagged SLOW (worker 0's only) came off another queue of our one port
- * unsorted (ARP, neighbour discovery, frames to drop): the port sorts them.
- */
-static __rte_noinline void
-rx_handed(struct tp_worker *w, uint64_t now, unsigned int *work)
+struct take_ctx {
+	struct tp_worker *w;
+	uint64_t now;
+	unsigned int *work;
+};
+
+static void
+rx_taken(void *arg, struct rte_mbuf **pkts, uint16_t n, unsigned int tags)
 {
-	void *got[BURST];
-	struct rte_mbuf *pkts[BURST], *slow[BURST];
-	uint16_t n = (uint16_t)rte_ring_sc_dequeue_burst(w->handoff, got, BURST, NULL);
-	uint16_t i, n_fast = 0, n_slow = 0;
+	struct take_ctx *c = arg;
 
-	for (i = 0; i < n; i++) {
-		uintptr_t v = (uintptr_t)got[i];
-
-		if (v & HANDOFF_SLOW)
-			slow[n_slow++] = (struct rte_mbuf *)(v & ~HANDOFF_SLOW);
-		else
-			pkts[n_fast++] = got[i];
-	}
-	rx_frames(w, pkts, n_fast, now, work);
-	if (n_slow > 0)
-		rx_frames(w, slow, droce_port_rx_input(w->port, slow, n_slow), now, work);
-}
-
-/* Queue q >= 1 of the one port: the frames the port must sort go to worker 0. */
-static __rte_noinline uint16_t
-rx_queue_burst(struct tp_worker *w, struct rte_mbuf **pkts)
-{
-	struct rte_mbuf *slow[BURST];
-	uint16_t n_slow, i, n = droce_port_queue_rx(w->port, w->q, pkts, BURST, slow, &n_slow);
-
-	for (i = 0; i < n_slow; i++)
-		if (rte_ring_enqueue(w->e->w[0]->handoff,
-					(void *)((uintptr_t)slow[i] | HANDOFF_SLOW)) != 0) {
-			cnt_add(w, TP_CNT_HANDOFF_FULL, 1);
-			rte_pktmbuf_free(slow[i]);
-		}
-	return n;
+	(void)tags;		/* no groups here; the SLOW ones came sorted */
+	rx_frames(c->w, pkts, n, c->now, c->work);
 }
 
 static void
 rx_burst(struct tp_worker *w, uint64_t now, unsigned int *work)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint16_t n = w->q == 0 ? droce_port_rx_burst(w->port, pkts, BURST) : rx_queue_burst(w, pkts);
+	uint16_t n = droce_port_worker_rx(&w->pw, pkts, BURST);
 
-	if (n > 0)
-		cnt_add(w, TP_CNT_RX_FRAMES, n);
 	rx_frames(w, pkts, n, now, work);
 	/* what other workers received for us (none where the link keeps queues apart) */
-	if (w->n_workers > 1 && !rte_ring_empty(w->handoff))
-		rx_handed(w, now, work);
+	if (w->n_workers > 1) {
+		struct take_ctx c = { w, now, work };
+
+		*work += droce_port_worker_held(&w->pw);	/* the queue waits for them */
+		if (droce_port_worker_has_handed(&w->pw))
+			(void)droce_port_worker_take(&w->pw, rx_taken, &c);
+	}
 }
 
 /* Messages posted since start (the worker's own field: a relaxed load). */
@@ -893,7 +817,7 @@ serve_active(struct tp_worker *w, uint64_t now)
 	uint32_t i, n = w->act_tail - w->act_head;
 
 	/* a full port queue: hold on until it drains */
-	if (w->n_tx >= TX_BACKLOG - BURST)
+	if (droce_port_worker_tx_room(&w->pw) <= BURST)
 		return 1;
 	/* completions during the walk may append: they are served next pass */
 	for (i = 0; i < n; i++) {
@@ -905,7 +829,7 @@ serve_active(struct tp_worker *w, uint64_t now)
 		 * over thousands of QPs would otherwise overflow the backlog and
 		 * lose frames, each then costing a retransmit timeout.
 		 */
-		if (w->n_tx + POLL_BUDGET > TX_BACKLOG)
+		if (droce_port_worker_tx_room(&w->pw) < POLL_BUDGET)
 			break;
 		idx = w->active[w->act_head++ & w->act_mask];
 		qp = &e->qps[idx];
@@ -987,7 +911,7 @@ engine_run(void *arg)
 				w->next_timer = now + e->timer_ns;
 			}
 		}
-		tx_flush(w);
+		droce_port_worker_flush(&w->pw);
 		if (work > 0)
 			last_work = now;
 		else
@@ -1155,10 +1079,20 @@ tp_engine_snapshot(struct tp_engine *e, struct tp_snapshot *s)
 	for (k = 0; k < e->n_workers; k++) {
 		struct tp_worker *w = e->w[k];
 
-		for (c = 0; c < TP_CNT_COUNT; c++) {
+		uint64_t pc[DROCE_PORT_WORKER_CNT_COUNT];
+
+		droce_port_worker_counters(&w->pw, pc);
+		for (c = 0; c < TP_CNT_COUNT; c++)
 			s->wcnt[k][c] = atomic_load_explicit(&w->cnt[c], memory_order_relaxed);
+		/* the data path's own, counted by the port worker */
+		s->wcnt[k][TP_CNT_RX_FRAMES] = pc[DROCE_PORT_WORKER_CNT_RX_FRAMES];
+		s->wcnt[k][TP_CNT_TX_FRAMES] = pc[DROCE_PORT_WORKER_CNT_TX_FRAMES];
+		s->wcnt[k][TP_CNT_TX_FULL] = pc[DROCE_PORT_WORKER_CNT_TX_FULL];
+		s->wcnt[k][TP_CNT_HANDOFF] = pc[DROCE_PORT_WORKER_CNT_HANDOFF];
+		s->wcnt[k][TP_CNT_HANDOFF_HELD] = pc[DROCE_PORT_WORKER_CNT_HANDOFF_HELD];
+		s->wcnt[k][TP_CNT_HANDOFF_FULL] = pc[DROCE_PORT_WORKER_CNT_HANDOFF_DROP];
+		for (c = 0; c < TP_CNT_COUNT; c++)
 			s->cnt[c] += s->wcnt[k][c];
-		}
 		for (c = 0; c < DROCE_WIRE_DROP_COUNT; c++)
 			s->wire_drop[c] += atomic_load_explicit(&w->wire_drop[c],
 								memory_order_relaxed);
@@ -1194,5 +1128,5 @@ tp_engine_opts(const struct tp_engine *e)
 struct droce_port *
 tp_engine_port(const struct tp_engine *e, unsigned int w)
 {
-	return w < e->n_workers ? e->w[w]->port : NULL;
+	return w < e->n_workers ? e->w[w]->pw.port : NULL;
 }
