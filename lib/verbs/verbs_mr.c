@@ -231,10 +231,11 @@ acc_odp(const struct droce_mr *mr, uint64_t off, enum droce_acc_op op, void **ho
 static inline enum droce_acc_result
 acc_finish(const struct droce_mr *mr, uint64_t off, enum droce_acc_op op, void **host)
 {
-	uint8_t *p = mr->host + off;
+	uint8_t *p;
 
 	if (__builtin_expect(mr->odp, 0))
-		return acc_odp(mr, off, op, host);
+		return acc_odp(mr, off, op, host);	/* no host mapping: mr->host is NULL */
+	p = mr->host + off;
 	/* An iova-registered MR may put an aligned iova on an unaligned host
 	 * byte; an atomic there would not be atomic. */
 	if (op == DROCE_ACC_REMOTE_ATOMIC && ((uintptr_t)p & (ATOMIC_BYTES - 1)) != 0)
