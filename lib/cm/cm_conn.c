@@ -487,8 +487,6 @@ req_take(struct droce_cm_id *id, const struct droce_cm_addr *from, const struct 
 	id->conn.remote_qpn = r->local_qpn;
 	id->conn.remote_psn = r->starting_psn;
 	id->conn.mtu = r->path_mtu;
-	id->conn.peer_responder_resources = (uint8_t)r->responder_resources;
-	id->conn.peer_initiator_depth = (uint8_t)r->initiator_depth;
 	droce_cm_msg_ece(msg, &id->conn.remote_ece);
 	/* the REQ says how the active side wants our QP to retry */
 	id->conn.retry_count = (uint8_t)r->retry_count;

@@ -311,9 +311,6 @@ struct droce_cm_id {
 		uint8_t local_ack_timeout;	/**< our QP's timeout */
 		bool srq;
 		struct droce_cm_path path;
-		/* what the REQ/REP said for the peer, kept for the REP we send */
-		uint8_t peer_responder_resources;
-		uint8_t peer_initiator_depth;
 		struct droce_cm_ece local_ece;	/**< what our REQ or REP sent */
 		struct droce_cm_ece remote_ece;	/**< what the peer's REQ or REP said */
 	} conn;
