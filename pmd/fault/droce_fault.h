@@ -32,6 +32,25 @@
  *   delay_us=N     every frame is delivered N microseconds late (order kept)
  *   dir=rx|tx|both which directions the faults apply to (default both)
  *
+ * A bottleneck (all optional but rate=): a switch's egress queue in front
+ * of a slower link, toward the host whose port this wraps when dir=rx.
+ * Each direction it applies to has one, shared by all its queues:
+ *   rate=N[k|m|g]  the link's bits per second (k = 1000); a frame costs
+ *                  its length plus 24 bytes (preamble, FCS, gap)
+ *   queue=N[k|m|g] bytes the queue holds (k = 1024; default 1m); a frame
+ *                  that does not fit is dropped (tail drop), as is one
+ *                  past 4 096 frames in a queue's stage
+ *   ecn_min=N, ecn_max=N (bytes), ecn_prob=P (default 1)
+ *                  RED marking: an ECN-capable IPv4/IPv6 frame arriving
+ *                  at a queue of depth d is marked CE with probability
+ *                  ecn_prob * (d - ecn_min) / (ecn_max - ecn_min) between
+ *                  them, always at ecn_max and above (ecn_min alone: a
+ *                  step there); frames that are not ECN-capable are never
+ *                  marked (counted as bn_not_ect). No ecn_*: no marking.
+ * Frames leave the queue at the link's rate, in order; delay_us is added
+ * after it (the wire's own delay). The marking draws come from their own
+ * stream, so they never change the other faults' pattern for a seed.
+ *
  * For every frame, in this order, the stream draws: lost?, duplicated?,
  * corrupted? (and where, and how), reordered? (and for how long) -- always
  * all of them, so the loss pattern of a seed does not change when other
@@ -39,7 +58,9 @@
  *
  * Counters are ethdev xstats, per direction: "rx_fault_in", "rx_fault_out",
  * "rx_fault_lost", "rx_fault_dup", "rx_fault_corrupt", "rx_fault_reorder",
- * "rx_fault_delayed", "rx_fault_nomem", and the same with "tx_"; the basic
+ * "rx_fault_delayed", "rx_fault_nomem", the bottleneck's "rx_fault_bn_marked",
+ * "rx_fault_bn_dropped", "rx_fault_bn_not_ect", "rx_fault_bn_max_queue"
+ * (the deepest it held, bytes), and the same with "tx_"; the basic
  * stats count what was delivered (ipackets) and what reached the wrapped
  * port (opackets). droce_fault_stats() reads them as a struct.
  *
@@ -63,6 +84,10 @@ struct droce_fault_dir_stats {
 	uint64_t reorder;	/**< frames held back */
 	uint64_t delayed;	/**< frames that waited delay_us */
 	uint64_t nomem;		/**< copies not made (mempool empty): the frame went unchanged */
+	uint64_t bn_marked;	/**< bottleneck: ECN-capable frames marked CE */
+	uint64_t bn_dropped;	/**< bottleneck: frames its queue had no room for */
+	uint64_t bn_not_ect;	/**< bottleneck: frames due a mark that were not ECN-capable */
+	uint64_t bn_max_queue;	/**< bottleneck: the deepest queue, bytes */
 };
 
 /** Both directions. */

@@ -4,7 +4,9 @@
 
 /*
  * net_droce_fault, a vdev PMD that wraps another ethdev and injects loss,
- * duplication, reordering, corruption and delay (droce_fault.h).
+ * duplication, reordering, corruption and delay, and models a switch's
+ * bottleneck queue that drops and marks ECN (droce_fault.h; the queue's
+ * model is fault_bottleneck.c).
  *
  * Each queue has one fault stage per direction: a PRNG stream, a FIFO of
  * frames with the time each is due, and a few frames held back for
@@ -35,13 +37,14 @@
 #include <rte_spinlock.h>
 
 #include "droce_fault.h"
+#include "fault_bottleneck.h"
 
 RTE_LOG_REGISTER(fault_logtype, pmd.droce.fault, NOTICE);
 #define FAULT_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, fault_logtype, DROCE_FAULT_DRIVER ": " fmt "\n", ##__VA_ARGS__)
 
 #define FAULT_MAX_QUEUES	16
-#define FIFO_SIZE		1024	/* frames in flight per stage (power of 2) */
+#define FIFO_SIZE		4096	/* frames in flight per stage (power of 2) */
 #define MAX_HELD		16	/* frames held back for reordering per stage */
 #define BURST			64
 #define REORDER_HOLD_US		1000	/* a held frame waits at most this (+ delay) */
@@ -56,10 +59,18 @@ RTE_LOG_REGISTER(fault_logtype, pmd.droce.fault, NOTICE);
 #define ARG_CORRUPT	"corrupt"
 #define ARG_DELAY	"delay_us"
 #define ARG_DIR		"dir"
+#define ARG_RATE	"rate"
+#define ARG_QUEUE	"queue"
+#define ARG_ECN_MIN	"ecn_min"
+#define ARG_ECN_MAX	"ecn_max"
+#define ARG_ECN_PROB	"ecn_prob"
 
 static const char *const valid_args[] = {
-	ARG_PORT, ARG_SEED, ARG_LOSS, ARG_DUP, ARG_REORDER, ARG_CORRUPT, ARG_DELAY, ARG_DIR, NULL
+	ARG_PORT, ARG_SEED, ARG_LOSS, ARG_DUP, ARG_REORDER, ARG_CORRUPT, ARG_DELAY, ARG_DIR,
+	ARG_RATE, ARG_QUEUE, ARG_ECN_MIN, ARG_ECN_MAX, ARG_ECN_PROB, NULL
 };
+
+#define BN_QUEUE_DEFAULT	(1u << 20)	/* bytes: a shallow-buffered switch's port */
 
 enum { DIR_RX, DIR_TX };
 
@@ -69,6 +80,13 @@ struct fault_params {
 	uint64_t loss, dup, reorder, corrupt;
 	uint64_t delay_us;
 	bool dir[2];
+	struct fault_bn_params bn;
+};
+
+/* The bottleneck of one direction, shared by its queues (their lcores). */
+struct fault_link {
+	rte_spinlock_t lock;
+	struct fault_bn bn;
 };
 
 struct fault_frame {
@@ -89,6 +107,7 @@ struct fault_stage {
 	uint64_t delay_cyc;
 	uint64_t hold_cyc;
 	const struct fault_params *p;
+	struct fault_link *link;	/* the bottleneck, or NULL */
 	struct rte_mempool *mp;		/* copies (RX: the queue's pool; TX: the frame's) */
 	uint32_t head, tail;		/* FIFO indices, free-running */
 	uint32_t n_held;
@@ -121,6 +140,7 @@ struct fault_priv {
 	bool owned;
 	uint64_t owner_id;
 	struct fault_params p;
+	struct fault_link link[2];
 	struct fault_rxq *rxq[FAULT_MAX_QUEUES];
 	struct fault_txq *txq[FAULT_MAX_QUEUES];
 };
@@ -153,15 +173,19 @@ rng_next(uint64_t *s)
 /* ---- stage ---- */
 
 static void
-stage_init(struct fault_stage *s, const struct fault_params *p, unsigned int dir, uint16_t qid,
+stage_init(struct fault_stage *s, struct fault_priv *priv, unsigned int dir, uint16_t qid,
 	   struct rte_mempool *mp)
 {
+	const struct fault_params *p = &priv->p;
 	uint64_t hz = rte_get_tsc_hz();
 
 	memset(s, 0, offsetof(struct fault_stage, fifo));
 	s->p = p;
 	s->mp = mp;
-	s->active = p->dir[dir] && (p->loss || p->dup || p->reorder || p->corrupt || p->delay_us);
+	if (p->dir[dir] && p->bn.rate_bps > 0)
+		s->link = &priv->link[dir];
+	s->active = p->dir[dir] && (p->loss || p->dup || p->reorder || p->corrupt || p->delay_us ||
+				    s->link != NULL);
 	s->rng = splitmix64(p->seed ^ splitmix64(((uint64_t)qid << 1) | dir));
 	if (s->rng == 0)
 		s->rng = 1;		/* xorshift's one forbidden state */
@@ -175,13 +199,76 @@ stage_room(const struct fault_stage *s)
 	return FIFO_SIZE - (s->tail - s->head);
 }
 
+/* @p m itself if its data is ours to change, else a copy (NULL: no memory). */
+static struct rte_mbuf *
+stage_writable(struct fault_stage *s, struct rte_mbuf *m)
+{
+	struct rte_mbuf *seg, *c;
+
+	for (seg = m; seg != NULL; seg = seg->next)
+		if (RTE_MBUF_CLONED(seg) || RTE_MBUF_HAS_EXTBUF(seg) ||
+		    rte_mbuf_refcnt_read(seg) > 1)
+			break;
+	if (seg == NULL)
+		return m;
+	c = rte_pktmbuf_copy(m, s->mp ? s->mp : m->pool, 0, UINT32_MAX);
+	if (c == NULL) {
+		s->st.nomem++;
+		return NULL;
+	}
+	rte_pktmbuf_free(m);
+	return c;
+}
+
+/*
+ * Through the bottleneck: @return false if its queue dropped *@p m, else
+ * *@p due is when it has left the link (and *@p m may be a marked copy).
+ */
+static bool
+stage_bottleneck(struct fault_stage *s, struct rte_mbuf **mp, uint64_t now, uint64_t *due)
+{
+	struct rte_mbuf *m = *mp, *w;
+	enum fault_bn_verdict v;
+	uint8_t ecn = 0;
+	int at = fault_ecn_find(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &ecn);
+
+	rte_spinlock_lock(&s->link->lock);
+	v = fault_bn_admit(&s->link->bn, m->pkt_len, at >= 0 && ecn != 0, now, due);
+	rte_spinlock_unlock(&s->link->lock);
+	if (v == FAULT_BN_DROP) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	if (v == FAULT_BN_MARK && (w = stage_writable(s, m)) != NULL) {
+		/* a copy keeps the headers in its first segment */
+		fault_ecn_set_ce(rte_pktmbuf_mtod(w, uint8_t *), at);
+		*mp = w;
+	}
+	return true;
+}
+
+/* A frame the stage cannot hold: a bottleneck's queue drops it. */
+static void
+stage_overflow(struct fault_stage *s, struct rte_mbuf *m)
+{
+	rte_spinlock_lock(&s->link->lock);
+	s->link->bn.st.dropped++;
+	rte_spinlock_unlock(&s->link->lock);
+	s->st.in++;
+	rte_pktmbuf_free(m);
+}
+
 static inline void
 stage_push(struct fault_stage *s, struct rte_mbuf *m, uint64_t now)
 {
-	struct fault_frame *f = &s->fifo[s->tail++ & (FIFO_SIZE - 1)];
+	struct fault_frame *f;
+	uint64_t due = now;
 
+	if (s->link != NULL && !stage_bottleneck(s, &m, now, &due))
+		return;
+	f = &s->fifo[s->tail++ & (FIFO_SIZE - 1)];
 	f->m = m;
-	f->due = now + s->delay_cyc;
+	f->due = due + s->delay_cyc;	/* the delay is the wire's, past the bottleneck */
 	if (s->delay_cyc)
 		s->st.delayed++;
 }
@@ -209,23 +296,11 @@ stage_release_held(struct fault_stage *s, uint64_t now, bool one_passed)
 static struct rte_mbuf *
 stage_corrupt(struct fault_stage *s, struct rte_mbuf *m, uint32_t off, uint8_t val)
 {
-	struct rte_mbuf *seg;
+	struct rte_mbuf *seg, *w = stage_writable(s, m);
 
-	for (seg = m; seg != NULL; seg = seg->next) {
-		if (RTE_MBUF_CLONED(seg) || RTE_MBUF_HAS_EXTBUF(seg) ||
-		    rte_mbuf_refcnt_read(seg) > 1) {
-			struct rte_mempool *mp = s->mp ? s->mp : m->pool;
-			struct rte_mbuf *c = rte_pktmbuf_copy(m, mp, 0, UINT32_MAX);
-
-			if (c == NULL) {
-				s->st.nomem++;
-				return m;
-			}
-			rte_pktmbuf_free(m);
-			m = c;
-			break;
-		}
-	}
+	if (w == NULL)
+		return m;
+	m = w;
 	for (seg = m; seg != NULL && off >= seg->data_len; seg = seg->next)
 		off -= seg->data_len;
 	if (seg == NULL)
@@ -365,12 +440,18 @@ fault_rx_burst(void *q, struct rte_mbuf **bufs, uint16_t n)
 		return got;
 	}
 	now = rte_get_tsc_cycles();
-	want = (uint16_t)RTE_MIN((uint32_t)RTE_MIN(n, (uint16_t)BURST),
+	/* a switch takes every frame the wire brings, and drops what it cannot hold */
+	want = s->link != NULL ? RTE_MIN(n, (uint16_t)BURST) :
+	       (uint16_t)RTE_MIN((uint32_t)RTE_MIN(n, (uint16_t)BURST),
 				 stage_room(s) > FIFO_RESERVE ?
 				 (stage_room(s) - FIFO_RESERVE) / 2 : 0);
 	got = want ? rte_eth_rx_burst(priv->lower, r->qid, in, want) : 0;
-	for (i = 0; i < got; i++)
-		stage_process(s, in[i], now);
+	for (i = 0; i < got; i++) {
+		if (stage_room(s) >= FIFO_RESERVE)
+			stage_process(s, in[i], now);
+		else
+			stage_overflow(s, in[i]);
+	}
 	stage_release_held(s, now, false);
 	return stage_pop_due(s, bufs, n, now);
 }
@@ -634,7 +715,7 @@ fault_rxq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc, unsigne
 		return -ENOMEM;
 	r->priv = priv;
 	r->qid = qid;
-	stage_init(&r->s, &priv->p, DIR_RX, qid, mp);
+	stage_init(&r->s, priv, DIR_RX, qid, mp);
 	priv->rxq[qid] = r;
 	dev->data->rx_queues[qid] = r;
 	return 0;
@@ -661,7 +742,7 @@ fault_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc, unsigne
 	t->priv = priv;
 	t->qid = qid;
 	rte_spinlock_init(&t->lock);
-	stage_init(&t->s, &priv->p, DIR_TX, qid, NULL);
+	stage_init(&t->s, priv, DIR_TX, qid, NULL);
 	priv->txq[qid] = t;
 	dev->data->tx_queues[qid] = t;
 	return 0;
@@ -750,6 +831,15 @@ fault_sum(const struct fault_priv *priv, struct droce_fault_stats *st, uint64_t 
 			bytes[k] += s[k]->out_bytes;
 		}
 	}
+	for (i = 0; i < 2; i++) {
+		const struct fault_bn_stats *b = &priv->link[i].bn.st;
+		struct droce_fault_dir_stats *d = i == 0 ? &st->rx : &st->tx;
+
+		d->bn_marked = b->marked;
+		d->bn_dropped = b->dropped;
+		d->bn_not_ect = b->not_ect;
+		d->bn_max_queue = b->max_queue;
+	}
 }
 
 static int
@@ -790,12 +880,18 @@ fault_stats_reset(struct rte_eth_dev *dev)
 			priv->txq[i]->s.out_bytes = 0;
 		}
 	}
+	for (i = 0; i < 2; i++) {
+		rte_spinlock_lock(&priv->link[i].lock);
+		memset(&priv->link[i].bn.st, 0, sizeof(priv->link[i].bn.st));
+		rte_spinlock_unlock(&priv->link[i].lock);
+	}
 	if (priv->have_lower)
 		rte_eth_stats_reset(priv->lower);
 	return 0;
 }
 
-#define XSTATS(X) X(in) X(out) X(lost) X(dup) X(corrupt) X(reorder) X(delayed) X(nomem)
+#define XSTATS(X) X(in) X(out) X(lost) X(dup) X(corrupt) X(reorder) X(delayed) X(nomem) \
+	X(bn_marked) X(bn_dropped) X(bn_not_ect) X(bn_max_queue)
 #define X_COUNT(f) + 1
 #define N_XSTATS (2 * (0 XSTATS(X_COUNT)))
 
@@ -932,6 +1028,44 @@ arg_u64(const char *key, const char *value, void *opaque)
 	return 0;
 }
 
+/* N with an optional k, m or g suffix, each @p unit times the last */
+static int
+arg_scaled(const char *key, const char *value, uint64_t unit, uint64_t *v)
+{
+	char *end;
+	uint64_t mul = 1;
+
+	errno = 0;
+	*v = strtoull(value, &end, 10);
+	if (errno == 0 && end != value && value[0] != '-' && end[0] != '\0' && end[1] == '\0') {
+		switch (end[0]) {
+		case 'g': case 'G': mul *= unit; /* fall through */
+		case 'm': case 'M': mul *= unit; /* fall through */
+		case 'k': case 'K': mul *= unit; end++; break;
+		default: break;
+		}
+	}
+	if (errno != 0 || end == value || *end != '\0' || value[0] == '-' ||
+	    *v > UINT64_MAX / mul) {
+		FAULT_LOG(ERR, "%s=%s: want a non-negative integer, k, m or g after it", key, value);
+		return -EINVAL;
+	}
+	*v *= mul;
+	return 0;
+}
+
+static int
+arg_bits(const char *key, const char *value, void *opaque)
+{
+	return arg_scaled(key, value, 1000, opaque);
+}
+
+static int
+arg_bytes(const char *key, const char *value, void *opaque)
+{
+	return arg_scaled(key, value, 1024, opaque);
+}
+
 static int
 arg_dir(const char *key, const char *value, void *opaque)
 {
@@ -959,6 +1093,39 @@ arg_port(const char *key, const char *value, void *opaque)
 	return 0;
 }
 
+/* The bottleneck's defaults, and what makes no sense. */
+static int
+bn_params_check(struct rte_kvargs *kv, struct fault_bn_params *bn)
+{
+	bool has_min = rte_kvargs_count(kv, ARG_ECN_MIN) > 0;
+	bool has_max = rte_kvargs_count(kv, ARG_ECN_MAX) > 0;
+
+	if (bn->rate_bps == 0) {
+		if (rte_kvargs_count(kv, ARG_RATE) > 0 || rte_kvargs_count(kv, ARG_QUEUE) > 0 ||
+		    has_min || has_max || rte_kvargs_count(kv, ARG_ECN_PROB) > 0) {
+			FAULT_LOG(ERR, "queue=, ecn_min=, ecn_max= and ecn_prob= need rate= (> 0)");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (bn->rate_bps < 1000) {
+		FAULT_LOG(ERR, "rate=%" PRIu64 ": at least 1k (bits per second)", bn->rate_bps);
+		return -EINVAL;
+	}
+	if (rte_kvargs_count(kv, ARG_QUEUE) == 0)
+		bn->queue = BN_QUEUE_DEFAULT;
+	if (rte_kvargs_count(kv, ARG_ECN_PROB) == 0)
+		bn->ecn_prob = 1ull << 32;
+	if (has_min && !has_max)
+		bn->ecn_max = bn->ecn_min;	/* a step: every ECT frame above it */
+	bn->ecn = has_min || has_max;
+	if (bn->ecn && (bn->ecn_min > bn->ecn_max || bn->ecn_max > bn->queue)) {
+		FAULT_LOG(ERR, "want ecn_min <= ecn_max <= queue");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int
 parse_args(const char *args, struct fault_params *p, char *lower_name)
 {
@@ -971,7 +1138,7 @@ parse_args(const char *args, struct fault_params *p, char *lower_name)
 	kv = rte_kvargs_parse(args ? args : "", valid_args);
 	if (kv == NULL) {
 		FAULT_LOG(ERR, "cannot parse '%s' (known: port seed loss dup reorder corrupt "
-			  "delay_us dir)", args);
+			  "delay_us dir rate queue ecn_min ecn_max ecn_prob)", args);
 		return -EINVAL;
 	}
 	if (rte_kvargs_count(kv, ARG_PORT) != 1) {
@@ -985,7 +1152,14 @@ parse_args(const char *args, struct fault_params *p, char *lower_name)
 	    rte_kvargs_process(kv, ARG_REORDER, arg_prob, &p->reorder) < 0 ||
 	    rte_kvargs_process(kv, ARG_CORRUPT, arg_prob, &p->corrupt) < 0 ||
 	    rte_kvargs_process(kv, ARG_DELAY, arg_u64, &p->delay_us) < 0 ||
-	    rte_kvargs_process(kv, ARG_DIR, arg_dir, p->dir) < 0)
+	    rte_kvargs_process(kv, ARG_DIR, arg_dir, p->dir) < 0 ||
+	    rte_kvargs_process(kv, ARG_RATE, arg_bits, &p->bn.rate_bps) < 0 ||
+	    rte_kvargs_process(kv, ARG_QUEUE, arg_bytes, &p->bn.queue) < 0 ||
+	    rte_kvargs_process(kv, ARG_ECN_MIN, arg_bytes, &p->bn.ecn_min) < 0 ||
+	    rte_kvargs_process(kv, ARG_ECN_MAX, arg_bytes, &p->bn.ecn_max) < 0 ||
+	    rte_kvargs_process(kv, ARG_ECN_PROB, arg_prob, &p->bn.ecn_prob) < 0)
+		goto out;
+	if (bn_params_check(kv, &p->bn) < 0)
 		goto out;
 	if (p->delay_us > 10 * 1000 * 1000) {
 		FAULT_LOG(ERR, "delay_us=%" PRIu64 ": at most 10 s", p->delay_us);
@@ -1005,6 +1179,7 @@ fault_probe(struct rte_vdev_device *vdev)
 	struct fault_priv *priv;
 	struct fault_params p;
 	char lower_name[RTE_ETH_NAME_MAX_LEN];
+	unsigned int d;
 	int ret;
 
 	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
@@ -1027,6 +1202,12 @@ fault_probe(struct rte_vdev_device *vdev)
 	}
 	priv->dev = dev;
 	priv->p = p;
+	for (d = 0; d < 2; d++) {
+		rte_spinlock_init(&priv->link[d].lock);
+		/* its own stream: marking never shifts the other faults' draws */
+		fault_bn_init(&priv->link[d].bn, &priv->p.bn, rte_get_tsc_hz(),
+			      splitmix64(p.seed ^ 0xb0771e4eull ^ d));
+	}
 	strcpy(priv->lower_name, lower_name);
 	dev->data->dev_private = priv;
 	dev->device = &vdev->device;
@@ -1070,4 +1251,5 @@ static struct rte_vdev_driver fault_vdev_drv = {
 RTE_PMD_REGISTER_VDEV(net_droce_fault, fault_vdev_drv);
 RTE_PMD_REGISTER_PARAM_STRING(net_droce_fault,
 	"port=<name|id> seed=<int> loss=<0..1> dup=<0..1> reorder=<0..1> corrupt=<0..1> "
-	"delay_us=<int> dir=<rx|tx|both>");
+	"delay_us=<int> dir=<rx|tx|both> rate=<bits/s[kmg]> queue=<bytes[kmg]> "
+	"ecn_min=<bytes[kmg]> ecn_max=<bytes[kmg]> ecn_prob=<0..1>");
