@@ -23,6 +23,11 @@
  *      min(T, B) < F          additive         RT <- RT + rpg_ai_rate, then as above
  *      otherwise              hyper            RT <- RT + rpg_hai_rate, then as above
  *    RT and RC never pass the line rate; back at it, the QP is unlimited.
+ *
+ * One departure, for senders that do not reach their line rate (software:
+ * a worker's QPs share one core): a cut, and the first CNP's RT, start
+ * from the rate the QP was metered sending at when that is below RC. A NIC
+ * sends at RC, so there the two are the same rate.
  */
 
 #include "droce_cc.h"
@@ -77,23 +82,65 @@ restart_increase(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p, 
 	rp->timer_next = now + p->rpg_time_reset * NS_PER_US;
 }
 
+void
+droce_dcqcn_rp_meter_roll(struct droce_dcqcn_rp *rp, uint64_t now)
+{
+	uint64_t span = now - rp->meter_start;
+
+	/* a window the QP went idle in tells nothing of its rate when busy */
+	if (span < 2 * DROCE_DCQCN_METER_NS && rp->meter_start != 0) {
+		rp->metered = (uint64_t)((unsigned __int128)rp->meter_bytes * 8 * 1000000000ull /
+					 span);
+		rp->metered_end = now;
+	}
+	rp->meter_start = now;
+	rp->meter_bytes = 0;
+}
+
+uint64_t
+droce_dcqcn_rp_sent_rate(const struct droce_dcqcn_rp *rp, uint64_t now)
+{
+	uint64_t r = 0, span = now - rp->meter_start;
+
+	if (rp->metered != 0 && now - rp->metered_end <= DROCE_DCQCN_METER_NS)
+		r = rp->metered;
+	if (rp->meter_start != 0 && span >= DROCE_DCQCN_METER_NS / 4 &&
+	    span < 2 * DROCE_DCQCN_METER_NS) {
+		uint64_t cur = (uint64_t)((unsigned __int128)rp->meter_bytes * 8 * 1000000000ull /
+					  span);
+
+		if (cur > r)
+			r = cur;
+	}
+	return r;
+}
+
+/* RC, or the rate the QP was really sending at if that is lower */
+static uint64_t
+rate_in_use(const struct droce_dcqcn_rp *rp, uint64_t now)
+{
+	uint64_t sent = droce_dcqcn_rp_sent_rate(rp, now);
+
+	return sent != 0 && sent < rp->rc ? sent : rp->rc;
+}
+
 static void
 cut(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p, uint64_t now)
 {
 	double factor = rp->alpha * 1024.0 / (double)(1u << p->rpg_gd);
-	uint64_t floor_dec = rp->rc / 100 * p->rpg_min_dec_fac +
-			     rp->rc % 100 * p->rpg_min_dec_fac / 100;
+	uint64_t base = rate_in_use(rp, now);
+	uint64_t floor_dec = base / 100 * p->rpg_min_dec_fac + base % 100 * p->rpg_min_dec_fac / 100;
 	uint64_t rc;
 
 	if (factor > 1.0)
 		factor = 1.0;
-	rc = (uint64_t)((double)rp->rc * (1.0 - factor));
+	rc = (uint64_t)((double)base * (1.0 - factor));
 	if (rc < floor_dec)
 		rc = floor_dec;
 	if (rc < mbps(p->rpg_min_rate))
 		rc = mbps(p->rpg_min_rate);
 	if (p->clamp_tgt_rate || (p->clamp_tgt_rate_after_time_inc && rp->t_stage > 0))
-		rp->rt = rp->rc;
+		rp->rt = base;
 	rp->rc = rc < rp->rc ? rc : rp->rc;
 	rp->last_cut = now;
 	rp->cut_pending = false;
@@ -173,7 +220,7 @@ droce_dcqcn_rp_cnp(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p
 		/* a QP's first CNP (or the first since it recovered) */
 		rp->limited = true;
 		rp->rc = line_rate(rp, p);
-		rp->rt = rp->rc;
+		rp->rt = rate_in_use(rp, now);	/* what it sent before congestion */
 		rp->alpha = p->initial_alpha_value / 1024.0;
 		rp->alpha_next = now + p->dce_tcp_rtt * NS_PER_US;
 		rp->cnp_in_period = true;

@@ -133,7 +133,20 @@ struct droce_dcqcn_rp {
 	uint64_t cut_at;		/**< ns: when a pending cut is due */
 	uint64_t alpha_next;		/**< ns: the next alpha update */
 	uint64_t timer_next;		/**< ns: the next timer increase */
+	/* what the QP really sent, limited or not (droce_dcqcn_rp_meter()) */
+	uint64_t meter_start;		/**< ns: the current window began */
+	uint64_t meter_bytes;		/**< sent in it */
+	uint64_t metered;		/**< bits/s in the last whole window; 0: none */
+	uint64_t metered_end;		/**< ns: when that window ended */
 };
+
+/**
+ * The window over which a QP's sending rate is metered. A cut starts from
+ * the smaller of RC and the metered rate: a software sender seldom sends
+ * at its port's nominal speed, and a cut of a rate it never reaches would
+ * slow nothing (doc/transport.md).
+ */
+#define DROCE_DCQCN_METER_NS	(200ull * 1000)
 
 /** Start a QP's RP unlimited, recovering to @p line_bps. */
 void droce_dcqcn_rp_init(struct droce_dcqcn_rp *rp, uint64_t line_bps);
@@ -156,6 +169,25 @@ void droce_dcqcn_rp_advance(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_
 /** The QP sent @p bytes (the byte counter's increases; runs the timers too). */
 void droce_dcqcn_rp_sent(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p,
 			 uint64_t bytes, uint64_t now);
+
+/** Close the meter's window (droce_dcqcn_rp_meter() calls it). */
+void droce_dcqcn_rp_meter_roll(struct droce_dcqcn_rp *rp, uint64_t now);
+
+/** The QP sent @p bytes at @p now, limited or not: the meter counts them. */
+static inline void
+droce_dcqcn_rp_meter(struct droce_dcqcn_rp *rp, uint64_t bytes, uint64_t now)
+{
+	if (now - rp->meter_start >= DROCE_DCQCN_METER_NS)
+		droce_dcqcn_rp_meter_roll(rp, now);
+	rp->meter_bytes += bytes;
+}
+
+/**
+ * What the QP has been sending, bits/s, from the meter: the larger of the
+ * last whole window (if it ended within a window of @p now) and the current
+ * one (if a quarter of a window old); 0 if neither tells.
+ */
+uint64_t droce_dcqcn_rp_sent_rate(const struct droce_dcqcn_rp *rp, uint64_t now);
 
 /** The rate DCQCN allows now, bits/s (the line rate when unlimited). */
 static inline uint64_t

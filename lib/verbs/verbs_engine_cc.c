@@ -174,12 +174,12 @@ droce_engine_pace_wait(const struct droce_engine *eng, uint64_t now)
 void
 engine_cc_sent(struct droce_engine *eng, struct dev_qp *qp, const struct droce_pkt *pkt)
 {
-	uint64_t bytes;
+	/* the frame as the wire carries it: headers, payload, pad, ICRC */
+	uint64_t bytes = droce_pkt_hdrs_len(pkt) + pkt->payload_len + pkt->padcnt + 4;
 
+	droce_dcqcn_rp_meter(&qp->cc.rp, bytes, eng->now);
 	if (!qp->paced && !qp->cc.rp.limited)
 		return;
-	/* the frame as the wire carries it: headers, payload, pad, ICRC */
-	bytes = droce_pkt_hdrs_len(pkt) + pkt->payload_len + pkt->padcnt + 4;
 	if (qp->paced)
 		droce_pacer_charge(&qp->cc.pacer, bytes, eng->now);
 	if (qp->cc.rp.limited) {

@@ -79,6 +79,66 @@ START_TEST(test_first_cnp_cuts_by_alpha_half)
 }
 END_TEST
 
+/* 1 000-byte packets every @p gap_ns from @p t for @p span_ns; @return the time after */
+static uint64_t
+send_steady(struct droce_dcqcn_rp *rp, uint64_t t, uint64_t gap_ns, uint64_t span_ns)
+{
+	uint64_t end = t + span_ns;
+
+	for (; t < end; t += gap_ns)
+		droce_dcqcn_rp_meter(rp, 1000, t);
+	return t;
+}
+
+START_TEST(test_cut_starts_from_the_metered_rate)
+{
+	struct droce_dcqcn_rp rp;
+	double alpha = 1023 / 1024.0;
+	uint64_t t;
+
+	/* a 100 Gb/s port whose QP sends 1 000 bytes every 40 us: 200 Mb/s */
+	droce_dcqcn_rp_init(&rp, 100 * GBPS);
+	t = send_steady(&rp, 1 * MS, 40 * US, 2 * MS);
+	ck_near(droce_dcqcn_rp_sent_rate(&rp, t), 200e6, 0.05);
+	ck_assert_int_eq(droce_dcqcn_rp_cnp(&rp, &P, t), DROCE_DCQCN_CUT);
+	/* RT: the rate it sent at; RC: that cut by alpha/2, not 100 Gb/s cut */
+	ck_near(rp.rt, 200e6, 0.05);
+	ck_near(rp.rc, 200e6 * (1 - alpha / 2), 0.05);
+	/* a second cut after a timer increase starts from min(RC, metered) */
+	t = send_steady(&rp, t, 80 * US, 400 * US);	/* 100 Mb/s now */
+	droce_dcqcn_rp_advance(&rp, &P, t);
+	ck_assert_uint_gt(rp.t_stage, 0);
+	ck_assert_int_eq(droce_dcqcn_rp_cnp(&rp, &P, t), DROCE_DCQCN_CUT);
+	ck_near(rp.rt, 100e6, 0.06);
+}
+END_TEST
+
+START_TEST(test_no_meter_reading_cuts_rc)
+{
+	struct droce_dcqcn_rp rp;
+	double alpha = 1023 / 1024.0;
+	uint64_t t;
+
+	/* never metered: the cut is the paper's, from the line rate */
+	droce_dcqcn_rp_init(&rp, 10 * GBPS);
+	ck_assert_uint_eq(droce_dcqcn_rp_sent_rate(&rp, 5 * MS), 0);
+	/* metered long ago, then idle: no reading either */
+	t = send_steady(&rp, 1 * MS, 40 * US, 1 * MS);
+	ck_assert_uint_eq(droce_dcqcn_rp_sent_rate(&rp, t + 10 * MS), 0);
+	/* one packet after the idle time opens a fresh window, too young to tell */
+	droce_dcqcn_rp_meter(&rp, 1000, t + 10 * MS);
+	ck_assert_uint_eq(droce_dcqcn_rp_sent_rate(&rp, t + 10 * MS + 10 * US), 0);
+	ck_assert_int_eq(droce_dcqcn_rp_cnp(&rp, &P, t + 10 * MS + 10 * US), DROCE_DCQCN_CUT);
+	ck_near(rp.rc, 10e9 * (1 - alpha / 2), 1e-9);
+	ck_assert_uint_eq(rp.rt, 10 * GBPS);
+	/* a QP metered above RC is cut from RC */
+	droce_dcqcn_rp_init(&rp, 1 * GBPS);
+	t = send_steady(&rp, 1 * MS, 4 * US, 1 * MS);	/* 2 Gb/s: more than the line */
+	ck_assert_int_eq(droce_dcqcn_rp_cnp(&rp, &P, t), DROCE_DCQCN_CUT);
+	ck_near(rp.rc, 1e9 * (1 - alpha / 2), 1e-9);
+}
+END_TEST
+
 START_TEST(test_alpha_rises_with_cnps_and_decays_without)
 {
 	struct droce_dcqcn_rp rp;
@@ -382,6 +442,8 @@ main(void)
 	tcase_add_test(tc, test_recovers_to_line_rate_then_unlimited);
 	tcase_add_test(tc, test_np_one_cnp_per_min_time);
 	tcase_add_test(tc, test_pacer_holds_rate_and_burst);
+	tcase_add_test(tc, test_cut_starts_from_the_metered_rate);
+	tcase_add_test(tc, test_no_meter_reading_cuts_rc);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
