@@ -261,6 +261,33 @@ void droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st);
 void droce_dev_query(const struct droce_dev *dev, struct ibv_device_attr *attr,
 		     struct ibv_port_attr *port);
 
+/** One QP's rates at a moment, bits/s, for droce-ctl qps (droce_dev_qp_rate()). */
+struct droce_qp_rate {
+	uint32_t qpn;
+	uint32_t client;		/**< its client's id */
+	enum ibv_qp_type type;
+	enum ibv_qp_state state;
+	uint64_t rate;			/**< what it may send at: its pacer's rate, or line */
+	uint64_t line;			/**< the port's speed: an unpaced QP's rate */
+	uint64_t limit;			/**< ibv_modify_qp_rate_limit's; 0: none */
+	bool dcqcn_limited;		/**< DCQCN holds it: a CNP came, the rate is not back */
+	uint64_t dcqcn_rc, dcqcn_rt;	/**< DCQCN's current and target rates */
+	uint32_t dcqcn_alpha;		/**< DCQCN's alpha, in 1/1024 as initial_alpha_value */
+	uint64_t cnp_handled;		/**< CNPs for it its reaction point acted on */
+	uint64_t cnp_sent;		/**< CNPs its notification point sent for it */
+};
+
+/** The QPNs of every client's QPs, up to @p max. @return how many were written. */
+unsigned int droce_dev_qpns(const struct droce_dev *dev, uint32_t *qpns, unsigned int max);
+
+/**
+ * QP @p qpn's rates at @p now (droce_now_ns(), the engines' clock), DCQCN's
+ * increases due by then counted. Worker 0 with the others parked, as
+ * every control call. @return 0, or -ENOENT if no client has that QP.
+ */
+int droce_dev_qp_rate(const struct droce_dev *dev, uint32_t qpn, uint64_t now,
+		      struct droce_qp_rate *out);
+
 /**
  * Describe every client and its objects, one line each ("client 3 pid 812
  * uid 0: 1 pd, 2 mr, ..." then "  qp 0x41 RC RTS ..."), for droce-ctl.

@@ -143,6 +143,8 @@ struct dev_qp_cc {
 	uint64_t wake_at;		/* waiting (on eng->paced): when it may send */
 	uint32_t paced_idx;		/* its place in eng->paced */
 	bool waiting;			/* on eng->paced */
+	uint64_t cnp_handled;		/* CNPs its RP acted on (droce-ctl qps) */
+	uint64_t cnp_sent;		/* CNPs its NP sent */
 };
 
 struct dev_qp {
