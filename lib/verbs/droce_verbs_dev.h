@@ -108,6 +108,20 @@ struct droce_dev_conf {
 int droce_dev_create(const struct droce_dev_conf *conf, struct droce_dev **out);
 void droce_dev_destroy(struct droce_dev *dev);
 
+/**
+ * Change ECN's switches and DCQCN's parameters of a running device (as
+ * mlx5's writable ecn/ files); worker 0 with the others parked, as every
+ * control call. Live QPs and AHs follow at once: ECT(0) on or off with
+ * their priority's reaction point, a QP whose priority's RP went off
+ * unlimited by DCQCN again (its own rate limit stays); DCQCN's new
+ * parameters apply from each QP's next event.
+ */
+void droce_dev_cc_set(struct droce_dev *dev, uint8_t ecn_np, uint8_t ecn_rp,
+		      const struct droce_dcqcn_params *dcqcn);
+/** The switches and parameters as the engines use them now. */
+void droce_dev_cc_get(const struct droce_dev *dev, uint8_t *ecn_np, uint8_t *ecn_rp,
+		      struct droce_dcqcn_params *dcqcn);
+
 /* ---- clients: one per control connection ---- */
 
 /** Credentials of a client, from SO_PEERCRED and its capabilities. */

@@ -9,7 +9,8 @@
  * DSCP 48, not ECN-capable), at most one per min_time_between_cnps; the
  * QP's own packets carry ECT(0) under its DSCP; a CNP to the QP is
  * handled by its reaction point, or ignored where the RP is off; the
- * rates droce-ctl shows of a QP DCQCN holds and of a rate-limited one.
+ * rates droce-ctl shows of a QP DCQCN holds and of a rate-limited one;
+ * the switches and parameters changed under a live QP.
  */
 
 #include <check.h>
@@ -371,6 +372,53 @@ START_TEST(qp_rate_shows_dcqcn_and_the_limit)
 }
 END_TEST
 
+/* droce_dev_cc_set() on a live QP: its ECN field, its DCQCN state, CNPs sent and handled follow */
+START_TEST(cc_set_applies_to_live_qps)
+{
+	struct droce_dcqcn_params p;
+	struct droce_qp_rate r;
+	uint64_t t = 1000 * US;
+	uint8_t np, rp;
+
+	dev_up(0xff, 0xff);
+	rx(DROCE_OP_CNP, 48 << 2, 0, t);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t, &r), 0);
+	ck_assert(r.dcqcn_limited);
+
+	/* the RP off for priority 3: no ECT(0), DCQCN lets go, CNPs ignored */
+	droce_dev_cc_get(dev, &np, &rp, &p);
+	ck_assert_uint_eq(np, 0xff);
+	ck_assert_uint_eq(rp, 0xff);
+	ck_assert_uint_eq(p.cnp_dscp, 48);
+	p.cnp_dscp = 40;
+	droce_dev_cc_set(dev, 0xff, 0xff & ~(1u << 3), &p);
+	droce_dev_cc_get(dev, &np, &rp, &p);
+	ck_assert_uint_eq(rp, 0xf7);
+	ck_assert_uint_eq(p.cnp_dscp, 40);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t, &r), 0);
+	ck_assert(!r.dcqcn_limited);
+	ck_assert_uint_eq(r.rate, r.line);
+	rx(DROCE_OP_CNP, 48 << 2, 0, t + 10 * US);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_RP_CNP_IGNORED), 1);
+	rx(DROCE_OP_RC_WRITE_ONLY, TCLASS | 3, 100, t + 20 * US);	/* CE: a CNP at DSCP 40 */
+	ck_assert_uint_eq(out.n, 1);
+	ck_assert_uint_eq(out.pkt.opcode, 0x81);
+	ck_assert_uint_eq(out.pkt.tclass, 40 << 2);
+	droce_engine_poll(droce_dev_engine(dev, 0), t + 20 * US);
+	ck_assert_uint_eq(out.pkt.opcode, DROCE_OP_RC_ACKNOWLEDGE);
+	ck_assert_uint_eq(out.pkt.tclass, TCLASS);		/* not ECN-capable any more */
+
+	/* back on: ECT(0) again; the NP off: a mark gets no CNP */
+	droce_dev_cc_set(dev, 0, 0xff, &p);
+	rx(DROCE_OP_RC_WRITE_ONLY, TCLASS | 3, 101, t + 40 * US);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_NP_CNP_SENT), 1);
+	droce_engine_poll(droce_dev_engine(dev, 0), t + 40 * US);
+	ck_assert_uint_eq(out.pkt.opcode, DROCE_OP_RC_ACKNOWLEDGE);
+	ck_assert_uint_eq(out.pkt.tclass, TCLASS | 2);
+	teardown();
+}
+END_TEST
+
 int
 main(void)
 {
@@ -383,6 +431,7 @@ main(void)
 	tcase_add_test(tc, np_off_for_the_priority_sends_no_cnp);
 	tcase_add_test(tc, cnp_is_handled_by_the_rp_or_ignored);
 	tcase_add_test(tc, qp_rate_shows_dcqcn_and_the_limit);
+	tcase_add_test(tc, cc_set_applies_to_live_qps);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
