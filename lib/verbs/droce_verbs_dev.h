@@ -222,8 +222,11 @@ enum ibv_mtu droce_dev_active_mtu(const struct droce_dev *dev);
  */
 bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pid);
 
-/** Counters of the device, for telemetry and droce-ctl. C(sym, description) */
-#define DROCE_DEV_COUNTERS(C) \
+/**
+ * Counters of the device, for telemetry and droce-ctl: C(sym, description)
+ * named sym; X(sym, name, description) named as ConnectX's hw_counters.
+ */
+#define DROCE_DEV_COUNTERS(C, X) \
 	C(RX_NO_QP,        "packets for a QPN that does not exist") \
 	C(RX_GSI_BAD,      "QP1 packets that are not a UD SEND with the GSI Q_Key and P_Key") \
 	C(RX_MCAST_NO_GRP, "multicast packets for a group nobody joined") \
@@ -236,17 +239,23 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	C(BAD_RING,        "rings with an impossible index (QP moved to error)") \
 	C(CLIENTS_LOST,    "clients that went away or were dropped") \
 	C(MR_SHRUNK,       "pages of registered client files gone (truncated): zero pages put there") \
-	C(NP_ECN_MARKED_ROCE_PACKETS, "RC/UC packets received CE-marked (ECN congestion experienced)") \
-	C(NP_CNP_SENT,     "CNPs sent for CE-marked packets (at most one per QP per min_time_between_cnps)") \
-	C(RP_CNP_HANDLED,  "CNPs received that DCQCN acted on") \
-	C(RP_CNP_IGNORED,  "CNPs received and ignored (reaction point off for the QP's priority, no such RC/UC QP)") \
+	X(NP_ECN_MARKED_ROCE_PACKETS, "np_ecn_marked_roce_packets", \
+	  "RC/UC packets received CE-marked (ECN congestion experienced)") \
+	X(NP_CNP_SENT, "np_cnp_sent", \
+	  "CNPs sent for CE-marked packets (at most one per QP per min_time_between_cnps)") \
+	X(RP_CNP_HANDLED, "rp_cnp_handled", \
+	  "CNPs received that DCQCN acted on") \
+	X(RP_CNP_IGNORED, "rp_cnp_ignored", \
+	  "CNPs received and ignored (reaction point off for the QP's priority, no such RC/UC QP)") \
 	C(ODP_COPIES,      "copies to or from on-demand paged memory (a system call each)") \
 	C(ODP_FAULTS,      "accesses to on-demand paged memory that found no page (access errors)")
 
 enum droce_dev_counter {
 #define C(sym, desc) DROCE_DEV_CNT_##sym,
-	DROCE_DEV_COUNTERS(C)
+#define X(sym, name, desc) DROCE_DEV_CNT_##sym,
+	DROCE_DEV_COUNTERS(C, X)
 #undef C
+#undef X
 	DROCE_DEV_CNT_COUNT
 };
 

@@ -16,8 +16,10 @@
 
 const char *const droce_dev_counter_name[DROCE_DEV_CNT_COUNT] = {
 #define C(sym, desc) [DROCE_DEV_CNT_##sym] = #sym,
-	DROCE_DEV_COUNTERS(C)
+#define X(sym, name, desc) [DROCE_DEV_CNT_##sym] = name,
+	DROCE_DEV_COUNTERS(C, X)
 #undef C
+#undef X
 };
 
 
