@@ -108,6 +108,20 @@ struct droce_dev_conf {
 int droce_dev_create(const struct droce_dev_conf *conf, struct droce_dev **out);
 void droce_dev_destroy(struct droce_dev *dev);
 
+/**
+ * Change ECN's switches and DCQCN's parameters of a running device (as
+ * mlx5's writable ecn/ files); worker 0 with the others parked, as every
+ * control call. Live QPs and AHs follow at once: ECT(0) on or off with
+ * their priority's reaction point, a QP whose priority's RP went off
+ * unlimited by DCQCN again (its own rate limit stays); DCQCN's new
+ * parameters apply from each QP's next event.
+ */
+void droce_dev_cc_set(struct droce_dev *dev, uint8_t ecn_np, uint8_t ecn_rp,
+		      const struct droce_dcqcn_params *dcqcn);
+/** The switches and parameters as the engines use them now. */
+void droce_dev_cc_get(const struct droce_dev *dev, uint8_t *ecn_np, uint8_t *ecn_rp,
+		      struct droce_dcqcn_params *dcqcn);
+
 /* ---- clients: one per control connection ---- */
 
 /** Credentials of a client, from SO_PEERCRED and its capabilities. */
@@ -208,8 +222,11 @@ enum ibv_mtu droce_dev_active_mtu(const struct droce_dev *dev);
  */
 bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pid);
 
-/** Counters of the device, for telemetry and droce-ctl. C(sym, description) */
-#define DROCE_DEV_COUNTERS(C) \
+/**
+ * Counters of the device, for telemetry and droce-ctl: C(sym, description)
+ * named sym; X(sym, name, description) named as ConnectX's hw_counters.
+ */
+#define DROCE_DEV_COUNTERS(C, X) \
 	C(RX_NO_QP,        "packets for a QPN that does not exist") \
 	C(RX_GSI_BAD,      "QP1 packets that are not a UD SEND with the GSI Q_Key and P_Key") \
 	C(RX_MCAST_NO_GRP, "multicast packets for a group nobody joined") \
@@ -222,17 +239,23 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	C(BAD_RING,        "rings with an impossible index (QP moved to error)") \
 	C(CLIENTS_LOST,    "clients that went away or were dropped") \
 	C(MR_SHRUNK,       "pages of registered client files gone (truncated): zero pages put there") \
-	C(NP_ECN_MARKED_ROCE_PACKETS, "RC/UC packets received CE-marked (ECN congestion experienced)") \
-	C(NP_CNP_SENT,     "CNPs sent for CE-marked packets (at most one per QP per min_time_between_cnps)") \
-	C(RP_CNP_HANDLED,  "CNPs received that DCQCN acted on") \
-	C(RP_CNP_IGNORED,  "CNPs received and ignored (reaction point off for the QP's priority, no such RC/UC QP)") \
+	X(NP_ECN_MARKED_ROCE_PACKETS, "np_ecn_marked_roce_packets", \
+	  "RC/UC packets received CE-marked (ECN congestion experienced)") \
+	X(NP_CNP_SENT, "np_cnp_sent", \
+	  "CNPs sent for CE-marked packets (at most one per QP per min_time_between_cnps)") \
+	X(RP_CNP_HANDLED, "rp_cnp_handled", \
+	  "CNPs received that DCQCN acted on") \
+	X(RP_CNP_IGNORED, "rp_cnp_ignored", \
+	  "CNPs received and ignored (reaction point off for the QP's priority, no such RC/UC QP)") \
 	C(ODP_COPIES,      "copies to or from on-demand paged memory (a system call each)") \
 	C(ODP_FAULTS,      "accesses to on-demand paged memory that found no page (access errors)")
 
 enum droce_dev_counter {
 #define C(sym, desc) DROCE_DEV_CNT_##sym,
-	DROCE_DEV_COUNTERS(C)
+#define X(sym, name, desc) DROCE_DEV_CNT_##sym,
+	DROCE_DEV_COUNTERS(C, X)
 #undef C
+#undef X
 	DROCE_DEV_CNT_COUNT
 };
 
@@ -260,6 +283,33 @@ void droce_dev_stats(const struct droce_dev *dev, struct droce_dev_stats *st);
 /** What QUERY_DEVICE and QUERY_PORT answer (port 1), for droced's sysfs view. */
 void droce_dev_query(const struct droce_dev *dev, struct ibv_device_attr *attr,
 		     struct ibv_port_attr *port);
+
+/** One QP's rates at a moment, bits/s, for droce-ctl qps (droce_dev_qp_rate()). */
+struct droce_qp_rate {
+	uint32_t qpn;
+	uint32_t client;		/**< its client's id */
+	enum ibv_qp_type type;
+	enum ibv_qp_state state;
+	uint64_t rate;			/**< what it may send at: its pacer's rate, or line */
+	uint64_t line;			/**< the port's speed: an unpaced QP's rate */
+	uint64_t limit;			/**< ibv_modify_qp_rate_limit's; 0: none */
+	bool dcqcn_limited;		/**< DCQCN holds it: a CNP came, the rate is not back */
+	uint64_t dcqcn_rc, dcqcn_rt;	/**< DCQCN's current and target rates */
+	uint32_t dcqcn_alpha;		/**< DCQCN's alpha, in 1/1024 as initial_alpha_value */
+	uint64_t cnp_handled;		/**< CNPs for it its reaction point acted on */
+	uint64_t cnp_sent;		/**< CNPs its notification point sent for it */
+};
+
+/** The QPNs of every client's QPs, up to @p max. @return how many were written. */
+unsigned int droce_dev_qpns(const struct droce_dev *dev, uint32_t *qpns, unsigned int max);
+
+/**
+ * QP @p qpn's rates at @p now (droce_now_ns(), the engines' clock), DCQCN's
+ * increases due by then counted. Worker 0 with the others parked, as
+ * every control call. @return 0, or -ENOENT if no client has that QP.
+ */
+int droce_dev_qp_rate(const struct droce_dev *dev, uint32_t qpn, uint64_t now,
+		      struct droce_qp_rate *out);
 
 /**
  * Describe every client and its objects, one line each ("client 3 pid 812

@@ -14,6 +14,18 @@
 #include "droce_wire_gid.h"
 #include "verbs_dev_priv.h"
 
+/* the DSCP stays the QP's; only the ECN field follows the reaction point */
+void
+dev_av_ecn(struct droce_av *av, uint8_t rp_was, uint8_t rp_now)
+{
+	unsigned int bit = 1u << DROCE_TCLASS_PRIO(av->tclass);
+
+	if (rp_now & bit)
+		av->tclass = (uint8_t)((av->tclass & ~DROCE_ECN_MASK) | DROCE_ECN_ECT0);
+	else if (rp_was & bit)
+		av->tclass = (uint8_t)(av->tclass & ~DROCE_ECN_MASK);
+}
+
 int
 dev_av_from_ah_attr(struct droce_dev *dev, const struct ibv_ah_attr *ah, struct droce_av *av)
 {
@@ -28,9 +40,7 @@ dev_av_from_ah_attr(struct droce_dev *dev, const struct ibv_ah_attr *ah, struct 
 	memcpy(av->dgid, dgid, 16);
 	av->flow_label = ah->grh.flow_label & 0xfffff;
 	av->tclass = ah->grh.traffic_class;
-	/* the reaction point on for its priority: ECN-capable, ECT(0); the DSCP stays */
-	if (dev->conf.ecn_rp_enable & (1u << DROCE_TCLASS_PRIO(av->tclass)))
-		av->tclass = (uint8_t)((av->tclass & ~DROCE_ECN_MASK) | DROCE_ECN_ECT0);
+	dev_av_ecn(av, 0, dev->conf.ecn_rp_enable);
 	av->hop_limit = ah->grh.hop_limit;
 	av->ipv6 = !droce_gid_is_ipv4(dgid);
 	if (droce_gid_is_ipv4(dgid) != droce_gid_is_ipv4(av->sgid))

@@ -3,9 +3,10 @@
  */
 
 /*
- * Per-QP rate limits, the control plane's part: ibv_modify_qp_rate_limit
+ * Congestion control, the control plane's part: ibv_modify_qp_rate_limit
  * checked against what QUERY_DEVICE's packet_pacing_caps states, then
- * handed to the QP's pacer (verbs_engine_cc.c) while the workers are
+ * handed to the QP's pacer (verbs_engine_cc.c); ECN's switches and
+ * DCQCN's parameters changed at run time. Both while the workers are
  * parked, as every control request.
  */
 
@@ -72,4 +73,42 @@ dev_modify_qp_rate_limit(struct droce_client *cl,
 	qp->cc.typical_pkt = req->typical_pkt_sz;
 	engine_cc_rate_update(qp->eng, qp);
 	return 0;
+}
+
+void
+droce_dev_cc_get(const struct droce_dev *dev, uint8_t *ecn_np, uint8_t *ecn_rp,
+		 struct droce_dcqcn_params *dcqcn)
+{
+	*ecn_np = dev->conf.ecn_np_enable;
+	*ecn_rp = dev->conf.ecn_rp_enable;
+	*dcqcn = dev->conf.dcqcn;
+}
+
+void
+droce_dev_cc_set(struct droce_dev *dev, uint8_t ecn_np, uint8_t ecn_rp,
+		 const struct droce_dcqcn_params *dcqcn)
+{
+	uint8_t rp_was = dev->conf.ecn_rp_enable;
+	struct droce_client *cl;
+	struct dev_obj *o;
+
+	dev->conf.ecn_np_enable = ecn_np;
+	dev->conf.ecn_rp_enable = ecn_rp;
+	dev->conf.dcqcn = *dcqcn;
+	if (ecn_rp == rp_was)
+		return;
+	for (cl = dev->clients; cl != NULL; cl = cl->next) {
+		for (o = cl->objs[OBJ_AH].next; o != &cl->objs[OBJ_AH]; o = o->next)
+			dev_av_ecn(&((struct dev_ah *)(void *)o)->av, rp_was, ecn_rp);
+		for (o = cl->objs[OBJ_QP].next; o != &cl->objs[OBJ_QP]; o = o->next) {
+			struct dev_qp *qp = (void *)o;
+
+			dev_av_ecn(&qp->tqp.attr.av, rp_was, ecn_rp);
+			if (qp->cc.rp.limited &&
+			    !(ecn_rp & (1u << DROCE_TCLASS_PRIO(qp->tqp.attr.av.tclass)))) {
+				droce_dcqcn_rp_init(&qp->cc.rp, dev_line_rate_bps(dev));
+				engine_cc_rate_update(qp->eng, qp);
+			}
+		}
+	}
 }

@@ -143,6 +143,8 @@ struct dev_qp_cc {
 	uint64_t wake_at;		/* waiting (on eng->paced): when it may send */
 	uint32_t paced_idx;		/* its place in eng->paced */
 	bool waiting;			/* on eng->paced */
+	uint64_t cnp_handled;		/* CNPs its RP acted on (droce-ctl qps) */
+	uint64_t cnp_sent;		/* CNPs its NP sent */
 };
 
 struct dev_qp {
@@ -317,6 +319,8 @@ int dev_create_srq(struct droce_client *cl, const struct droce_ctrl_create_srq_r
 int dev_modify_srq(struct droce_client *cl, const struct droce_ctrl_modify_srq_req *req);
 /* verbs_dev_ah.c */
 int dev_av_from_ah_attr(struct droce_dev *dev, const struct ibv_ah_attr *ah, struct droce_av *av);
+/* ECT(0) where reaction points @p rp_now include the AV's priority; where @p rp_was did and it no longer does, not ECN-capable */
+void dev_av_ecn(struct droce_av *av, uint8_t rp_was, uint8_t rp_now);
 int dev_create_ah(struct droce_client *cl, const struct droce_ctrl_create_ah_req *req,
 		  struct droce_ctrl_create_ah_rep *rep);
 int dev_mcast(struct droce_client *cl, const struct droce_ctrl_mcast_req *req, bool attach);

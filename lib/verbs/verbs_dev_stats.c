@@ -4,9 +4,11 @@
 
 /*
  * What the device tells telemetry, sysfs and droce-ctl: counters (its own
- * and its engine's) and object counts, and one line per client and QP.
+ * and its engine's) and object counts, one line per client and QP, each
+ * QP's rates (DCQCN's and its limit).
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,8 +16,10 @@
 
 const char *const droce_dev_counter_name[DROCE_DEV_CNT_COUNT] = {
 #define C(sym, desc) [DROCE_DEV_CNT_##sym] = #sym,
-	DROCE_DEV_COUNTERS(C)
+#define X(sym, name, desc) [DROCE_DEV_CNT_##sym] = name,
+	DROCE_DEV_COUNTERS(C, X)
 #undef C
+#undef X
 };
 
 
@@ -72,4 +76,41 @@ droce_dev_describe(const struct droce_dev *dev, char (*lines)[128], unsigned int
 		}
 	}
 	return n;
+}
+
+unsigned int
+droce_dev_qpns(const struct droce_dev *dev, uint32_t *qpns, unsigned int max)
+{
+	const struct droce_client *cl;
+	const struct dev_obj *o;
+	unsigned int n = 0;
+
+	for (cl = dev->clients; cl != NULL; cl = cl->next)
+		for (o = cl->objs[OBJ_QP].next; o != &cl->objs[OBJ_QP] && n < max; o = o->next)
+			qpns[n++] = ((const struct dev_qp *)(const void *)o)->tqp.attr.qpn;
+	return n;
+}
+
+int
+droce_dev_qp_rate(const struct droce_dev *dev, uint32_t qpn, uint64_t now,
+		  struct droce_qp_rate *out)
+{
+	const struct droce_client *cl;
+	const struct dev_obj *o;
+
+	for (cl = dev->clients; cl != NULL; cl = cl->next)
+		for (o = cl->objs[OBJ_QP].next; o != &cl->objs[OBJ_QP]; o = o->next) {
+			const struct dev_qp *qp = (const void *)o;
+
+			if (qp->tqp.attr.qpn != qpn)
+				continue;
+			memset(out, 0, sizeof(*out));
+			out->qpn = qpn;
+			out->client = cl->id;
+			out->type = qp->tqp.attr.type;
+			out->state = qp->state;
+			engine_cc_describe(qp, &dev->conf.dcqcn, now, out);
+			return 0;
+		}
+	return -ENOENT;
 }

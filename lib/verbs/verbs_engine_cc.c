@@ -61,14 +61,21 @@ engine_cc_qp_detach(struct droce_engine *eng, struct dev_qp *qp)
 		paced_remove(eng, qp);
 }
 
-/* The pacer's rate: the smaller of the QP's limit and DCQCN's rate, 0 if neither. */
+/* The smaller of a QP's limit and DCQCN's rate, 0 if neither holds it. */
+static uint64_t
+cc_rate(uint64_t limit_bps, const struct droce_dcqcn_rp *rp)
+{
+	if (rp->limited && (limit_bps == 0 || rp->rc < limit_bps))
+		return rp->rc;
+	return limit_bps;
+}
+
+/* The pacer's rate: cc_rate(). */
 void
 engine_cc_rate_update(struct droce_engine *eng, struct dev_qp *qp)
 {
-	uint64_t rate = qp->cc.limit_bps, pkt, burst;
+	uint64_t rate = cc_rate(qp->cc.limit_bps, &qp->cc.rp), pkt, burst;
 
-	if (qp->cc.rp.limited && (rate == 0 || qp->cc.rp.rc < rate))
-		rate = qp->cc.rp.rc;
 	pkt = qp->cc.typical_pkt != 0 ? qp->cc.typical_pkt : qp->tqp.attr.mtu;
 	burst = qp->cc.max_burst;
 	if (burst == 0) {
@@ -189,4 +196,26 @@ engine_cc_sent(struct droce_engine *eng, struct dev_qp *qp, const struct droce_p
 		if (qp->cc.rp.rc != rc || !qp->cc.rp.limited)
 			engine_cc_rate_update(eng, qp);
 	}
+}
+
+void
+engine_cc_describe(const struct dev_qp *qp, const struct droce_dcqcn_params *p, uint64_t now,
+		   struct droce_qp_rate *out)
+{
+	/* a copy moved on to now: a QP's increases are otherwise applied as it sends */
+	struct droce_dcqcn_rp rp = qp->cc.rp;
+	uint64_t rate;
+
+	if (rp.limited)
+		droce_dcqcn_rp_advance(&rp, p, now);
+	rate = cc_rate(qp->cc.limit_bps, &rp);
+	out->line = rp.line;
+	out->rate = rate != 0 ? rate : rp.line;
+	out->limit = qp->cc.limit_bps;
+	out->dcqcn_limited = rp.limited;
+	out->dcqcn_rc = droce_dcqcn_rp_rate(&rp);
+	out->dcqcn_rt = rp.limited ? rp.rt : rp.line;
+	out->dcqcn_alpha = (uint32_t)(rp.alpha * 1024.0 + 0.5);
+	out->cnp_handled = qp->cc.cnp_handled;
+	out->cnp_sent = qp->cc.cnp_sent;
 }

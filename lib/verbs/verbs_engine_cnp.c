@@ -60,8 +60,10 @@ cnp_send(struct droce_engine *eng, struct dev_qp *qp)
 	pkt.becn = true;
 	pkt.pkey = qp->tqp.attr.pkey ? qp->tqp.attr.pkey : DROCE_DEFAULT_PKEY;
 	pkt.dqpn = qp->tqp.attr.dest_qpn;
-	if (engine_xmit(eng, &pkt, NULL, 0, qp->tqp.attr.av.dmac) == 0)
+	if (engine_xmit(eng, &pkt, NULL, 0, qp->tqp.attr.av.dmac) == 0) {
 		ENG_CNT(eng, NP_CNP_SENT);
+		qp->cc.cnp_sent++;
+	}
 }
 
 /* A CE-marked packet arrived for @p qp. */
@@ -93,6 +95,7 @@ engine_rp_cnp(struct droce_engine *eng, const struct droce_pkt *pkt, uint64_t no
 		return;
 	}
 	ENG_CNT(eng, RP_CNP_HANDLED);
+	qp->cc.cnp_handled++;
 	droce_dcqcn_rp_cnp(&qp->cc.rp, &eng->dev->conf.dcqcn, now);
 	engine_cc_rate_update(eng, qp);
 }

@@ -119,6 +119,9 @@ bool engine_cc_poll(struct droce_engine *eng, struct dev_qp *qp, uint64_t now,
 void engine_cc_wake(struct droce_engine *eng, uint64_t now);
 uint64_t engine_cc_next_wake(const struct droce_engine *eng);
 void engine_cc_sent(struct droce_engine *eng, struct dev_qp *qp, const struct droce_pkt *pkt);
+/* @p qp's rates for droce-ctl, DCQCN moved on to @p now on a copy (the QP is left as is) */
+void engine_cc_describe(const struct dev_qp *qp, const struct droce_dcqcn_params *p, uint64_t now,
+			struct droce_qp_rate *out);
 
 /* verbs_engine_cnp.c: the notification point (a CE mark answered) and the reaction point */
 void engine_np_marked(struct droce_engine *eng, struct dev_qp *qp, uint64_t now);

@@ -8,7 +8,9 @@
  * with a CNP on the wire (opcode 0x81, BECN, the peer's QPN, the P_Key,
  * DSCP 48, not ECN-capable), at most one per min_time_between_cnps; the
  * QP's own packets carry ECT(0) under its DSCP; a CNP to the QP is
- * handled by its reaction point, or ignored where the RP is off.
+ * handled by its reaction point, or ignored where the RP is off; the
+ * rates droce-ctl shows of a QP DCQCN holds and of a rate-limited one;
+ * the switches and parameters changed under a live QP.
  */
 
 #include <check.h>
@@ -318,6 +320,105 @@ START_TEST(cnp_is_handled_by_the_rp_or_ignored)
 }
 END_TEST
 
+/* What droce-ctl qps shows: the rates of a QP DCQCN holds, of a limited QP; a copy moves on in time. */
+START_TEST(qp_rate_shows_dcqcn_and_the_limit)
+{
+	struct droce_ctrl_modify_qp_rate_limit_req lim = { .rate_limit = 10000 };	/* 10 Mb/s */
+	struct droce_qp_rate r, later, again;
+	uint64_t t = 1000 * US, line;
+	uint32_t qpns[4];
+
+	dev_up(0xff, 0xff);
+	ck_assert_uint_eq(droce_dev_qpns(dev, qpns, 4), 1);
+	ck_assert_uint_eq(qpns[0], qpn);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn + 1, t, &r), -ENOENT);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t, &r), 0);
+	line = r.line;
+	ck_assert_uint_gt(line, 0);
+	ck_assert_uint_eq(r.qpn, qpn);
+	ck_assert_int_eq(r.type, IBV_QPT_RC);
+	ck_assert_int_eq(r.state, IBV_QPS_RTS);
+	ck_assert(!r.dcqcn_limited);
+	ck_assert_uint_eq(r.rate, line);		/* unpaced */
+	ck_assert_uint_eq(r.limit, 0);
+	ck_assert_uint_eq(r.cnp_handled, 0);
+
+	/* a first CNP: RC <- RC * (1 - alpha/2), alpha = 1023/1024, RT stays at line */
+	rx(DROCE_OP_CNP, 48 << 2, 0, t);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t, &r), 0);
+	ck_assert(r.dcqcn_limited);
+	ck_assert_uint_eq(r.cnp_handled, 1);
+	ck_assert_uint_eq(r.dcqcn_alpha, 1023);
+	ck_assert_uint_eq(r.dcqcn_rt, line);
+	ck_assert_uint_eq(r.dcqcn_rc, (uint64_t)((double)line * (1.0 - 1023.0 / 2048.0)));
+	ck_assert_uint_eq(r.rate, r.dcqcn_rc);
+	ck_assert_uint_lt(r.rate, line);
+
+	/* seen 10 ms later the timer's increases count; the QP itself is left as it was */
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t + 10000 * US, &later), 0);
+	ck_assert_uint_gt(later.dcqcn_rc, r.dcqcn_rc);
+	ck_assert_uint_lt(later.dcqcn_alpha, r.dcqcn_alpha);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t, &again), 0);
+	ck_assert_uint_eq(again.dcqcn_rc, r.dcqcn_rc);
+
+	/* a rate limit below DCQCN's rate: the QP runs at its limit */
+	lim.qp_handle = qp_handle;
+	ck_assert_int_eq(call(DROCE_CTRL_MODIFY_QP_RATE_LIMIT, &lim, sizeof(lim), NULL), 0);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t, &r), 0);
+	ck_assert_uint_eq(r.limit, 10000000);
+	ck_assert_uint_eq(r.rate, 10000000);
+	ck_assert(r.dcqcn_limited);
+	teardown();
+}
+END_TEST
+
+/* droce_dev_cc_set() on a live QP: its ECN field, its DCQCN state, CNPs sent and handled follow */
+START_TEST(cc_set_applies_to_live_qps)
+{
+	struct droce_dcqcn_params p;
+	struct droce_qp_rate r;
+	uint64_t t = 1000 * US;
+	uint8_t np, rp;
+
+	dev_up(0xff, 0xff);
+	rx(DROCE_OP_CNP, 48 << 2, 0, t);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t, &r), 0);
+	ck_assert(r.dcqcn_limited);
+
+	/* the RP off for priority 3: no ECT(0), DCQCN lets go, CNPs ignored */
+	droce_dev_cc_get(dev, &np, &rp, &p);
+	ck_assert_uint_eq(np, 0xff);
+	ck_assert_uint_eq(rp, 0xff);
+	ck_assert_uint_eq(p.cnp_dscp, 48);
+	p.cnp_dscp = 40;
+	droce_dev_cc_set(dev, 0xff, 0xff & ~(1u << 3), &p);
+	droce_dev_cc_get(dev, &np, &rp, &p);
+	ck_assert_uint_eq(rp, 0xf7);
+	ck_assert_uint_eq(p.cnp_dscp, 40);
+	ck_assert_int_eq(droce_dev_qp_rate(dev, qpn, t, &r), 0);
+	ck_assert(!r.dcqcn_limited);
+	ck_assert_uint_eq(r.rate, r.line);
+	rx(DROCE_OP_CNP, 48 << 2, 0, t + 10 * US);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_RP_CNP_IGNORED), 1);
+	rx(DROCE_OP_RC_WRITE_ONLY, TCLASS | 3, 100, t + 20 * US);	/* CE: a CNP at DSCP 40 */
+	ck_assert_uint_eq(out.n, 1);
+	ck_assert_uint_eq(out.pkt.opcode, 0x81);
+	ck_assert_uint_eq(out.pkt.tclass, 40 << 2);
+	droce_engine_poll(droce_dev_engine(dev, 0), t + 20 * US);
+	ck_assert_uint_eq(out.pkt.opcode, DROCE_OP_RC_ACKNOWLEDGE);
+	ck_assert_uint_eq(out.pkt.tclass, TCLASS);		/* not ECN-capable any more */
+
+	/* back on: ECT(0) again; the NP off: a mark gets no CNP */
+	droce_dev_cc_set(dev, 0, 0xff, &p);
+	rx(DROCE_OP_RC_WRITE_ONLY, TCLASS | 3, 101, t + 40 * US);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_NP_CNP_SENT), 1);
+	droce_engine_poll(droce_dev_engine(dev, 0), t + 40 * US);
+	ck_assert_uint_eq(out.pkt.opcode, DROCE_OP_RC_ACKNOWLEDGE);
+	ck_assert_uint_eq(out.pkt.tclass, TCLASS | 2);
+	teardown();
+}
+END_TEST
+
 int
 main(void)
 {
@@ -329,6 +430,8 @@ main(void)
 	tcase_add_test(tc, ce_marked_packet_gets_one_cnp_per_min_time);
 	tcase_add_test(tc, np_off_for_the_priority_sends_no_cnp);
 	tcase_add_test(tc, cnp_is_handled_by_the_rp_or_ignored);
+	tcase_add_test(tc, qp_rate_shows_dcqcn_and_the_limit);
+	tcase_add_test(tc, cc_set_applies_to_live_qps);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
