@@ -25,9 +25,13 @@
  *    RT and RC never pass the line rate; back at it, the QP is unlimited.
  *
  * One departure, for senders that do not reach their line rate (software:
- * a worker's QPs share one core): a cut, and the first CNP's RT, start
- * from the rate the QP was metered sending at when that is below RC. A NIC
- * sends at RC, so there the two are the same rate.
+ * a worker's QPs share one core): a QP's first CNP takes the rate it was
+ * metered sending at, when below the line rate, as RC and RT before the
+ * cut. A NIC's unlimited QP sends at the line rate, so there the two are
+ * the same. Later cuts start from RC, as the paper's: RC binds by then
+ * (RT, and so RC, recover from the metered rate), and a rate metered below
+ * RC for another reason (a full send window, retransmission) must not
+ * ratchet the cuts down.
  */
 
 #include "droce_cc.h"
@@ -87,14 +91,15 @@ droce_dcqcn_rp_meter_roll(struct droce_dcqcn_rp *rp, uint64_t now)
 {
 	uint64_t span = now - rp->meter_start;
 
-	/* a window the QP went idle in tells nothing of its rate when busy */
-	if (span < 2 * DROCE_DCQCN_METER_NS && rp->meter_start != 0) {
+	if (span > 0) {
 		rp->metered = (uint64_t)((unsigned __int128)rp->meter_bytes * 8 * 1000000000ull /
 					 span);
 		rp->metered_end = now;
+		rp->metered_span = span;
 	}
 	rp->meter_start = now;
 	rp->meter_bytes = 0;
+	rp->meter_pkts = 0;
 }
 
 uint64_t
@@ -102,10 +107,10 @@ droce_dcqcn_rp_sent_rate(const struct droce_dcqcn_rp *rp, uint64_t now)
 {
 	uint64_t r = 0, span = now - rp->meter_start;
 
-	if (rp->metered != 0 && now - rp->metered_end <= DROCE_DCQCN_METER_NS)
+	if (rp->metered != 0 && now - rp->metered_end <= 2 * rp->metered_span)
 		r = rp->metered;
-	if (rp->meter_start != 0 && span >= DROCE_DCQCN_METER_NS / 4 &&
-	    span < 2 * DROCE_DCQCN_METER_NS) {
+	if (rp->meter_pkts >= DROCE_DCQCN_METER_PKTS / 4 && span >= DROCE_DCQCN_METER_NS / 4 &&
+	    now - rp->meter_last <= DROCE_DCQCN_METER_IDLE_NS) {
 		uint64_t cur = (uint64_t)((unsigned __int128)rp->meter_bytes * 8 * 1000000000ull /
 					  span);
 
@@ -128,7 +133,7 @@ static void
 cut(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p, uint64_t now)
 {
 	double factor = rp->alpha * 1024.0 / (double)(1u << p->rpg_gd);
-	uint64_t base = rate_in_use(rp, now);
+	uint64_t base = rp->rc;
 	uint64_t floor_dec = base / 100 * p->rpg_min_dec_fac + base % 100 * p->rpg_min_dec_fac / 100;
 	uint64_t rc;
 
@@ -220,7 +225,8 @@ droce_dcqcn_rp_cnp(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p
 		/* a QP's first CNP (or the first since it recovered) */
 		rp->limited = true;
 		rp->rc = line_rate(rp, p);
-		rp->rt = rate_in_use(rp, now);	/* what it sent before congestion */
+		rp->rc = rate_in_use(rp, now);	/* what it really sent before congestion */
+		rp->rt = rp->rc;
 		rp->alpha = p->initial_alpha_value / 1024.0;
 		rp->alpha_next = now + p->dce_tcp_rtt * NS_PER_US;
 		rp->cnp_in_period = true;

@@ -13,10 +13,21 @@
 #define NS_PER_S	1000000000ull
 
 void
-droce_pacer_set(struct droce_pacer *pc, uint64_t rate_bps, uint64_t burst_bytes)
+droce_pacer_set(struct droce_pacer *pc, uint64_t rate_bps, uint64_t burst_bytes, uint64_t now)
 {
-	if (rate_bps != pc->rate)
+	if (rate_bps != pc->rate) {
+		/*
+		 * the bytes still owed are owed at the new rate: a debt run up
+		 * at 1 Mb/s would otherwise stall the QP long after DCQCN let
+		 * it go faster (and unpaced, it owed nothing)
+		 */
+		if (pc->rate == 0 || rate_bps == 0 || pc->tat <= now)
+			pc->tat = now;
+		else
+			pc->tat = now + (uint64_t)((unsigned __int128)(pc->tat - now) * pc->rate /
+						   rate_bps);
 		pc->rem = 0;
+	}
 	pc->rate = rate_bps;
 	pc->burst_ns = rate_bps == 0 ? 0 : burst_bytes * 8 * NS_PER_S / rate_bps;
 }

@@ -135,18 +135,26 @@ struct droce_dcqcn_rp {
 	uint64_t timer_next;		/**< ns: the next timer increase */
 	/* what the QP really sent, limited or not (droce_dcqcn_rp_meter()) */
 	uint64_t meter_start;		/**< ns: the current window began */
+	uint64_t meter_last;		/**< ns: its last packet */
 	uint64_t meter_bytes;		/**< sent in it */
+	uint32_t meter_pkts;		/**< packets in it */
 	uint64_t metered;		/**< bits/s in the last whole window; 0: none */
 	uint64_t metered_end;		/**< ns: when that window ended */
+	uint64_t metered_span;		/**< ns: how long it was */
 };
 
 /**
- * The window over which a QP's sending rate is metered. A cut starts from
- * the smaller of RC and the metered rate: a software sender seldom sends
- * at its port's nominal speed, and a cut of a rate it never reaches would
- * slow nothing (doc/transport.md).
+ * A QP's sending rate is metered over windows of at least this many
+ * packets and this long (a software sender sends in bursts: its rate is
+ * their average). A first CNP starts from the smaller of the line rate and
+ * the metered rate: a software sender seldom sends at its port's nominal
+ * speed, and a cut of a rate it never reaches would slow nothing
+ * (doc/transport.md).
  */
-#define DROCE_DCQCN_METER_NS	(200ull * 1000)
+#define DROCE_DCQCN_METER_PKTS		16
+#define DROCE_DCQCN_METER_NS		(500ull * 1000)
+/** A gap this long between two packets is idle time: a new window starts. */
+#define DROCE_DCQCN_METER_IDLE_NS	(20ull * 1000 * 1000)
 
 /** Start a QP's RP unlimited, recovering to @p line_bps. */
 void droce_dcqcn_rp_init(struct droce_dcqcn_rp *rp, uint64_t line_bps);
@@ -173,19 +181,28 @@ void droce_dcqcn_rp_sent(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_par
 /** Close the meter's window (droce_dcqcn_rp_meter() calls it). */
 void droce_dcqcn_rp_meter_roll(struct droce_dcqcn_rp *rp, uint64_t now);
 
-/** The QP sent @p bytes at @p now, limited or not: the meter counts them. */
+/** The QP sent a packet of @p bytes at @p now, limited or not: the meter counts it. */
 static inline void
 droce_dcqcn_rp_meter(struct droce_dcqcn_rp *rp, uint64_t bytes, uint64_t now)
 {
-	if (now - rp->meter_start >= DROCE_DCQCN_METER_NS)
-		droce_dcqcn_rp_meter_roll(rp, now);
-	rp->meter_bytes += bytes;
+	if (now - rp->meter_last > DROCE_DCQCN_METER_IDLE_NS) {
+		rp->meter_start = now;		/* after idle time (or the first packet) */
+		rp->meter_bytes = 0;
+		rp->meter_pkts = 0;
+	} else {
+		rp->meter_bytes += bytes;
+		if (++rp->meter_pkts >= DROCE_DCQCN_METER_PKTS &&
+		    now - rp->meter_start >= DROCE_DCQCN_METER_NS)
+			droce_dcqcn_rp_meter_roll(rp, now);
+	}
+	rp->meter_last = now;
 }
 
 /**
  * What the QP has been sending, bits/s, from the meter: the larger of the
- * last whole window (if it ended within a window of @p now) and the current
- * one (if a quarter of a window old); 0 if neither tells.
+ * last whole window (if it ended no longer ago than twice its length) and
+ * the current one (once it holds a quarter of a window's packets and
+ * time); 0 if neither tells.
  */
 uint64_t droce_dcqcn_rp_sent_rate(const struct droce_dcqcn_rp *rp, uint64_t now);
 
@@ -215,8 +232,12 @@ struct droce_pacer {
 	uint64_t rem;			/**< remainder of the last charge, in bit-nanoseconds / rate */
 };
 
-/** Set the rate (0: unlimited) and the bucket's depth in bytes; keeps its debt. */
-void droce_pacer_set(struct droce_pacer *pc, uint64_t rate_bps, uint64_t burst_bytes);
+/**
+ * Set the rate (0: unlimited) and the bucket's depth in bytes at @p now;
+ * the bytes it owes are kept, owed at the new rate.
+ */
+void droce_pacer_set(struct droce_pacer *pc, uint64_t rate_bps, uint64_t burst_bytes,
+		     uint64_t now);
 
 /** True if a packet may leave at @p now. */
 static inline bool

@@ -85,7 +85,7 @@ engine_cc_rate_update(struct droce_engine *eng, struct dev_qp *qp)
 		if (burst < 2 * pkt)
 			burst = 2 * pkt;
 	}
-	droce_pacer_set(&qp->cc.pacer, rate, burst);
+	droce_pacer_set(&qp->cc.pacer, rate, burst, eng->now);
 	qp->paced = rate != 0;
 	if (!qp->paced && qp->cc.waiting) {	/* no rate any more: it may send now */
 		paced_remove(eng, qp);

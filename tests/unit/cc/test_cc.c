@@ -90,11 +90,11 @@ send_steady(struct droce_dcqcn_rp *rp, uint64_t t, uint64_t gap_ns, uint64_t spa
 	return t;
 }
 
-START_TEST(test_cut_starts_from_the_metered_rate)
+START_TEST(test_first_cnp_starts_from_the_metered_rate)
 {
 	struct droce_dcqcn_rp rp;
 	double alpha = 1023 / 1024.0;
-	uint64_t t;
+	uint64_t t, rc;
 
 	/* a 100 Gb/s port whose QP sends 1 000 bytes every 40 us: 200 Mb/s */
 	droce_dcqcn_rp_init(&rp, 100 * GBPS);
@@ -104,12 +104,28 @@ START_TEST(test_cut_starts_from_the_metered_rate)
 	/* RT: the rate it sent at; RC: that cut by alpha/2, not 100 Gb/s cut */
 	ck_near(rp.rt, 200e6, 0.05);
 	ck_near(rp.rc, 200e6 * (1 - alpha / 2), 0.05);
-	/* a second cut after a timer increase starts from min(RC, metered) */
-	t = send_steady(&rp, t, 80 * US, 400 * US);	/* 100 Mb/s now */
+	/* later cuts start from RC, whatever was metered (here less: 40 Mb/s) */
+	t = send_steady(&rp, t, 200 * US, 4 * MS);
 	droce_dcqcn_rp_advance(&rp, &P, t);
 	ck_assert_uint_gt(rp.t_stage, 0);
+	rc = rp.rc;
+	ck_assert_uint_gt(rc, 100 * MBPS);
 	ck_assert_int_eq(droce_dcqcn_rp_cnp(&rp, &P, t), DROCE_DCQCN_CUT);
-	ck_near(rp.rt, 100e6, 0.06);
+	ck_assert_uint_eq(rp.rt, rc);
+}
+END_TEST
+
+START_TEST(test_meter_at_any_rate)
+{
+	struct droce_dcqcn_rp rp;
+	uint64_t t;
+
+	/* a packet every 2 ms (4 Mb/s) and every 100 ns (80 Gb/s) read alike */
+	droce_dcqcn_rp_init(&rp, 100 * GBPS);
+	t = send_steady(&rp, 1 * MS, 2 * MS, 80 * MS);
+	ck_near(droce_dcqcn_rp_sent_rate(&rp, t), 4e6, 0.05);
+	t = send_steady(&rp, t, 100, 2 * MS);
+	ck_near(droce_dcqcn_rp_sent_rate(&rp, t), 80e9, 0.05);
 }
 END_TEST
 
@@ -124,11 +140,12 @@ START_TEST(test_no_meter_reading_cuts_rc)
 	ck_assert_uint_eq(droce_dcqcn_rp_sent_rate(&rp, 5 * MS), 0);
 	/* metered long ago, then idle: no reading either */
 	t = send_steady(&rp, 1 * MS, 40 * US, 1 * MS);
-	ck_assert_uint_eq(droce_dcqcn_rp_sent_rate(&rp, t + 10 * MS), 0);
-	/* one packet after the idle time opens a fresh window, too young to tell */
-	droce_dcqcn_rp_meter(&rp, 1000, t + 10 * MS);
-	ck_assert_uint_eq(droce_dcqcn_rp_sent_rate(&rp, t + 10 * MS + 10 * US), 0);
-	ck_assert_int_eq(droce_dcqcn_rp_cnp(&rp, &P, t + 10 * MS + 10 * US), DROCE_DCQCN_CUT);
+	ck_assert_uint_gt(droce_dcqcn_rp_sent_rate(&rp, t), 0);
+	ck_assert_uint_eq(droce_dcqcn_rp_sent_rate(&rp, t + 30 * MS), 0);
+	/* a few packets after the idle time: too few to tell */
+	t = send_steady(&rp, t + 30 * MS, 40 * US, 120 * US);
+	ck_assert_uint_eq(droce_dcqcn_rp_sent_rate(&rp, t), 0);
+	ck_assert_int_eq(droce_dcqcn_rp_cnp(&rp, &P, t), DROCE_DCQCN_CUT);
 	ck_near(rp.rc, 10e9 * (1 - alpha / 2), 1e-9);
 	ck_assert_uint_eq(rp.rt, 10 * GBPS);
 	/* a QP metered above RC is cut from RC */
@@ -391,7 +408,7 @@ START_TEST(test_pacer_holds_rate_and_burst)
 	uint64_t now = 1 * MS, sent = 0, start = now;
 	unsigned int burst = 0;
 
-	droce_pacer_set(&pc, 100 * MBPS, 16384);
+	droce_pacer_set(&pc, 100 * MBPS, 16384, now);
 	/* an idle bucket: the burst and one packet go at once */
 	while (droce_pacer_ready(&pc, now)) {
 		droce_pacer_charge(&pc, 1000, now);
@@ -408,15 +425,35 @@ START_TEST(test_pacer_holds_rate_and_burst)
 	/* the burst on top of the rate: 1.3 ms of 1 s */
 	ck_near(sent * 8.0, 100e6 * (double)(now - start) / 1e9, 0.002);
 	/* odd sizes at a rate that does not divide: the remainder is carried */
-	droce_pacer_set(&pc, 333333333, 0);
+	droce_pacer_set(&pc, 333333333, 0, now);
 	start = now = droce_pacer_next(&pc, now);
 	for (sent = 0; sent < 100000000; sent += 77) {
 		now = droce_pacer_next(&pc, now);
 		droce_pacer_charge(&pc, 77, now);
 	}
 	ck_near((double)(pc.tat - start), sent * 8e9 / 333333333.0, 1e-9);
-	droce_pacer_set(&pc, 0, 0);
+	droce_pacer_set(&pc, 0, 0, now);
 	ck_assert(droce_pacer_ready(&pc, 0));
+}
+END_TEST
+
+START_TEST(test_pacer_debt_follows_the_rate)
+{
+	struct droce_pacer pc = { 0 };
+	uint64_t now = 1 * MS;
+
+	/* 64 KiB owed at 1 Mb/s: 524 ms */
+	droce_pacer_set(&pc, 1 * MBPS, 2000, now);
+	droce_pacer_charge(&pc, 65536, now);
+	ck_assert_uint_eq(pc.tat - now, 65536ull * 8 * 1000);
+	/* at 100 Mb/s the same bytes are owed for 5.2 ms, not 524 */
+	droce_pacer_set(&pc, 100 * MBPS, 2000, now + 24 * MS);
+	ck_near(pc.tat - (now + 24 * MS), (65536.0 * 8 * 1000 - 24e6) / 100, 1e-6);
+	/* unpaced and paced again: nothing owed */
+	droce_pacer_set(&pc, 0, 0, now + 25 * MS);
+	droce_pacer_set(&pc, 10 * MBPS, 2000, now + 25 * MS);
+	ck_assert(droce_pacer_ready(&pc, now + 25 * MS));
+	ck_assert_uint_eq(pc.tat, now + 25 * MS);
 }
 END_TEST
 
@@ -442,8 +479,10 @@ main(void)
 	tcase_add_test(tc, test_recovers_to_line_rate_then_unlimited);
 	tcase_add_test(tc, test_np_one_cnp_per_min_time);
 	tcase_add_test(tc, test_pacer_holds_rate_and_burst);
-	tcase_add_test(tc, test_cut_starts_from_the_metered_rate);
+	tcase_add_test(tc, test_first_cnp_starts_from_the_metered_rate);
 	tcase_add_test(tc, test_no_meter_reading_cuts_rc);
+	tcase_add_test(tc, test_meter_at_any_rate);
+	tcase_add_test(tc, test_pacer_debt_follows_the_rate);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
