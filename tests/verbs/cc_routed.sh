@@ -94,6 +94,11 @@ awk -v q="$lim" '$1 == q && $5 == "50.000" && $4 == "50.000" { f = 1 } END { exi
 	{ fail "droce-ctl qps"; cat "$work/qps"; }
 [ "$(val B np_ecn_marked_roce_packets)" = 0 ] && ok "no marks yet" ||
 	fail "marks before the router marks: $(val B np_ecn_marked_roce_packets)"
+# A's WRITEs on the wire: ECT(0), the QPs' DSCP (0) kept
+ip netns exec "$DROCE_NS_R" timeout 20 tcpdump -c 1 -nv -i "rta$DROCE_TAG" \
+	'src host 10.99.0.1 and udp dst port 4791 and udp[8] = 0x0a' >"$work/write" 2>/dev/null
+grep -q 'tos 0x2,ECT(0)' "$work/write" && ok "A's RDMA WRITEs leave ECT(0) under DSCP 0" ||
+	{ fail "A's RDMA WRITE not ECT(0) with DSCP 0"; cat "$work/write"; }
 
 # the router marks every ECN-capable RoCEv2 packet from A
 ip netns exec "$DROCE_NS_R" timeout 30 tcpdump -c 1 -nv -i "rta$DROCE_TAG" \
