@@ -186,6 +186,31 @@ for bad in "set dcqcn_rpg_gd 16" "set dcqcn_nonesuch 1" "set ecn_np_enable 256" 
 done
 [ "$(val A dcqcn_rpg_gd)" = 11 ] && [ "$(val A ecn_np_enable)" = 255 ] &&
 	ok "refusals changed nothing" || fail "a refusal changed a setting"
+# every parameter stats shows is settable by that name (to the value it has)
+n_set=0
+for kv in $(ctl A stats | awk '$1 ~ /^dcqcn_/ { print $1 "=" $2 }'); do
+	ctl A set "${kv%=*}" "${kv#*=}" >/dev/null || fail "droce-ctl set ${kv%=*} ${kv#*=}: refused"
+	n_set=$((n_set + 1))
+done
+[ $n_set -ge 19 ] && ok "droce-ctl set takes each of the $n_set dcqcn_* names" ||
+	fail "only $n_set dcqcn_* names in stats"
+
+# bad settings keep a daemon from starting, saying why
+printf 'dcqcn = rpg_gd=99\n' >"$work/bad.conf"
+for bad in "--dcqcn rpg_gd=16" "--dcqcn nonesuch=1" "--dcqcn rpg_ai_rate=" "--ecn-np 8" \
+	"--ecn-rp 3-1" "--config $work/bad.conf"; do
+	# shellcheck disable=SC2086
+	timeout 20 "$build/app/droced/droced" --no-pci --no-huge -m 64 --no-telemetry \
+		--file-prefix "droce${DROCE_TAG}X" -- --iface lo --ip 127.0.0.9/8 \
+		--socket "$work/x.sock" $bad >"$work/bad.log" 2>&1
+	rc=$?
+	# refused by the option parser (usage, or the config's line), not later
+	[ $rc != 0 ] && [ $rc != 124 ] && [ $rc -lt 128 ] &&
+		grep -q -e '^usage: droced' -e ': bad line$' "$work/bad.log" &&
+		ok "droced $bad: refused (exit $rc)" ||
+		{ fail "droced $bad: exit $rc"; tail -n 3 "$work/bad.log"; }
+done
+rm -rf "/var/run/dpdk/droce${DROCE_TAG}X"
 
 touch "$work/stop"
 wait $dpid
