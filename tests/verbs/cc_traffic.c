@@ -34,7 +34,22 @@ struct writer {
 static void
 writer_new(struct writer *w)
 {
-	w->p = vt_pair(IBV_QPT_RC, 0);
+	/*
+	 * vt_pair()'s RTS with a longer timeout (268 ms) and more retries: a
+	 * daemon starved of CPU (sanitized, on a loaded machine) stalls for
+	 * tens of ms, past vt's 4 x 16.7 ms
+	 */
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .timeout = 16, .retry_cnt = 7, .rnr_retry = 7,
+		.max_rd_atomic = 1,
+	};
+
+	w->p.cq = vt_cq(64);
+	w->p.qp = vt_qp(IBV_QPT_RC, w->p.cq);
+	w->p.r = vt_remote_qp_to(w->p.qp, IBV_QPS_RTR);
+	vt_require(ibv_modify_qp(w->p.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				 IBV_QP_MAX_QP_RD_ATOMIC) == 0, "modify_qp RTS");
 	w->mr = vt_mr(MSG, IBV_ACCESS_LOCAL_WRITE);
 	w->rmr = vt_remote_mr(MSG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 }
