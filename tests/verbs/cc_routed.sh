@@ -13,8 +13,9 @@
 # unlimited one the line rate; once marks come, B counts them and sends
 # CNPs at the configured DSCP, A handles them and its QPs run below line
 # rate; switches changed at run time (droce-ctl set) take effect on the
-# live QPs; refusals leave the daemons up; counters stay after the QPs
-# are gone.
+# live QPs (B's NP off: no CNPs; A's RP off: no ECT, no marks, and CNPs
+# for marks a router forced on anyway ignored); refusals leave the daemons
+# up; counters stay after the QPs are gone.
 set -u
 . "$(dirname "$0")/../integration/common.sh"
 prog=$2
@@ -137,6 +138,11 @@ for c in np_ecn_marked_roce_packets np_cnp_sent; do
 done
 n=$(val A rp_cnp_handled)
 [ "$n" -gt 0 ] 2>/dev/null && ok "A: rp_cnp_handled $n" || fail "A: rp_cnp_handled $n"
+# B's side of the same QPs: the CNPs its NP sent for each
+ctl B qps >"$work/qpsB"
+[ "$(awk 'NR > 1 && $11 > 0' "$work/qpsB" | wc -l)" = 2 ] &&
+	ok "droce-ctl qps on B: both QPs sent CNPs (cnp_tx)" ||
+	{ fail "droce-ctl qps on B: cnp_tx"; cat "$work/qpsB"; }
 # the sysfs view (refreshed once a second) has them under the same names
 await gt "hw B np_cnp_sent" 0 && await gt "hw B np_ecn_marked_roce_packets" 0 &&
 	await gt "hw A rp_cnp_handled" 0 && ok "sysfs hw_counters: np_*, rp_cnp_handled" ||
@@ -173,6 +179,18 @@ await gt "val B RX_PKTS" $((p1 + 200))
 [ "$(val B np_ecn_marked_roce_packets)" = "$m1" ] &&
 	ok "RP off at run time: A's packets not ECN-capable, none marked" ||
 	fail "RP off at run time: marks $m1 -> $(val B np_ecn_marked_roce_packets)"
+# a router that marks what is not ECN-capable too (no switch would): B's
+# NP answers, A's RP, off, ignores the CNPs and its QPs stay at line rate
+ip netns exec "$DROCE_NS_R" nft flush chain ip cc_test mark_ce
+ip netns exec "$DROCE_NS_R" nft add rule ip cc_test mark_ce \
+	ip saddr 10.99.0.1 udp dport 4791 ip ecn set ce
+i0=$(val A rp_cnp_ignored)
+h0=$(val A rp_cnp_handled)
+await gt "val A rp_cnp_ignored" "$i0" &&
+	[ "$(val A rp_cnp_handled)" = "$h0" ] && [ "$(qpval A "$free" dcqcn_limited)" = 0 ] &&
+	ok "RP off: CNPs counted in rp_cnp_ignored ($(val A rp_cnp_ignored)), none handled" ||
+	fail "RP off: rp_cnp_ignored $i0 -> $(val A rp_cnp_ignored), handled $h0 -> $(val A rp_cnp_handled)"
+ip netns exec "$DROCE_NS_R" nft flush chain ip cc_test mark_ce
 ctl A set ecn_rp_enable 255 >/dev/null || fail "droce-ctl set ecn_rp_enable 255"
 
 # a parameter through telemetry, and refusals that leave the daemon be
