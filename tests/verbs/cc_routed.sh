@@ -193,11 +193,19 @@ await gt "val A rp_cnp_ignored" "$i0" &&
 ip netns exec "$DROCE_NS_R" nft flush chain ip cc_test mark_ce
 ctl A set ecn_rp_enable 255 >/dev/null || fail "droce-ctl set ecn_rp_enable 255"
 
+# one priority at a time, as mlx5's ecn/roce_np/enable/<prio>
+ctl A set ecn_np_enable/3 0 >/dev/null && [ "$(val A ecn_np_enable)" = 247 ] &&
+	ctl A set ecn_np_enable/3 1 >/dev/null && [ "$(val A ecn_np_enable)" = 255 ] &&
+	ctl A set ecn_rp_enable/0 0 >/dev/null && [ "$(val A ecn_rp_enable)" = 254 ] &&
+	ctl A set ecn_rp_enable/0 1 >/dev/null && [ "$(val A ecn_rp_enable)" = 255 ] &&
+	ok "droce-ctl set ecn_np_enable/3, ecn_rp_enable/0" ||
+	fail "per-priority switches: np $(val A ecn_np_enable) rp $(val A ecn_rp_enable)"
 # a parameter through telemetry, and refusals that leave the daemon be
 ctl A set dcqcn_rpg_ai_rate 10 >/dev/null && [ "$(val A dcqcn_rpg_ai_rate)" = 10 ] &&
 	ok "droce-ctl set dcqcn_rpg_ai_rate 10" || fail "droce-ctl set dcqcn_rpg_ai_rate 10"
 for bad in "set dcqcn_rpg_gd 16" "set dcqcn_nonesuch 1" "set ecn_np_enable 256" \
-	"set ecn_rp_enable -1" "set dcqcn_rpg_gd x" "qp 0xffffff" "qp zz"; do
+	"set ecn_rp_enable -1" "set dcqcn_rpg_gd x" "set ecn_np_enable/8 0" \
+	"set ecn_np_enable/3 2" "set ecn_np_enable/33 1" "qp 0xffffff" "qp zz"; do
 	# shellcheck disable=SC2086
 	ctl A $bad >/dev/null 2>&1 && fail "droce-ctl $bad: accepted" ||
 		ok "droce-ctl $bad: refused"
