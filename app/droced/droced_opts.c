@@ -228,6 +228,13 @@ apply(struct droced_opts *o, int c, const char *arg)
 	return 0;
 }
 
+/* Options whose value apply() keeps a pointer to (the others parse it) */
+static bool
+keeps_arg(int c)
+{
+	return strchr("ipamsnNGF", c) != NULL;
+}
+
 /* "key = value" lines, '#' comments; keys are the long option names. */
 static int
 parse_config(struct droced_opts *o, const char *path)
@@ -260,9 +267,15 @@ parse_config(struct droced_opts *o, const char *path)
 		for (opt = longopts; opt->name != NULL; opt++)
 			if (strcmp(opt->name, k) == 0)
 				break;
-		if (opt->name == NULL || opt->has_arg != required_argument ||
-		    apply(o, opt->val, strdup(v)) < 0)
+		if (opt->name == NULL || opt->has_arg != required_argument)
 			goto bad;
+		v = strdup(v);
+		if (v == NULL || apply(o, opt->val, v) < 0) {
+			free(v);
+			goto bad;
+		}
+		if (!keeps_arg(opt->val))
+			free(v);
 	}
 	fclose(f);
 	return 0;

@@ -307,6 +307,16 @@ do_cc_set(struct droced_call *c)
 			np = (uint8_t)s->value;
 		else
 			rp = (uint8_t)s->value;
+	} else if ((strncmp(s->name, "ecn_np_enable/", 14) == 0 ||
+		    strncmp(s->name, "ecn_rp_enable/", 14) == 0) &&
+		   s->name[14] >= '0' && s->name[14] <= '7' && s->name[15] == '\0') {
+		/* one priority, 0 or 1, as mlx5's ecn/roce_np/enable/<prio> */
+		uint8_t *m = s->name[4] == 'n' ? &np : &rp, bit = (uint8_t)(1u << (s->name[14] - '0'));
+
+		if (s->value > 1)
+			s->ret = -ERANGE;
+		else
+			*m = (uint8_t)(s->value ? *m | bit : *m & ~bit);
 	} else if (strncmp(s->name, "dcqcn_", 6) == 0) {
 		s->ret = droce_dcqcn_param_set(&p, s->name + 6, s->value);
 	} else {
@@ -316,7 +326,10 @@ do_cc_set(struct droced_call *c)
 		droce_dev_cc_set(s->d->dev, np, rp, &p);
 }
 
-/* NAME=VALUE, NAME as /droce/stats shows it: ecn_np_enable, ecn_rp_enable, dcqcn_* */
+/*
+ * NAME=VALUE, NAME as /droce/stats shows it: ecn_np_enable, ecn_rp_enable
+ * (bit masks), dcqcn_*; or ecn_np_enable/P, ecn_rp_enable/P (priority P, 0 or 1)
+ */
 static int
 tel_cc_set(const char *cmd, const char *params, struct rte_tel_data *d)
 {

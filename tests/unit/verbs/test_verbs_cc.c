@@ -8,7 +8,8 @@
  * with a CNP on the wire (opcode 0x81, BECN, the peer's QPN, the P_Key,
  * DSCP 48, not ECN-capable), at most one per min_time_between_cnps; the
  * QP's own packets carry ECT(0) under its DSCP; a CNP to the QP is
- * handled by its reaction point, or ignored where the RP is off; the
+ * handled by its reaction point, or ignored where the RP is off; UC as
+ * RC, UD never answered; the
  * rates droce-ctl shows of a QP DCQCN holds and of a rate-limited one;
  * the switches and parameters changed under a live QP.
  */
@@ -114,9 +115,9 @@ modify(uint32_t mask, const struct ibv_qp_attr *attr)
 	ck_assert_int_eq(call(DROCE_CTRL_MODIFY_QP, &m, sizeof(m), NULL), 0);
 }
 
-/* A device with ECN on @p np / @p rp priorities, one RC QP in RTS towards the peer. */
+/* A device with ECN on @p np / @p rp priorities, one QP of @p type in RTS towards the peer. */
 static void
-dev_up(uint8_t np, uint8_t rp)
+dev_up_qp(enum ibv_qp_type type, uint8_t np, uint8_t rp)
 {
 	struct droce_dev_conf conf = {
 		.name = "droce0", .mac = { 0x02, 0, 0, 0, 0, 1 }, .n_gids = 1,
@@ -131,7 +132,7 @@ dev_up(uint8_t np, uint8_t rp)
 	struct droce_ctrl_create_cq_req cq_req = { .cqe = 16 };
 	struct droce_ctrl_create_cq_rep cq_rep;
 	struct droce_ctrl_create_qp_req q = {
-		.qp_type = IBV_QPT_RC,
+		.qp_type = type,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct droce_ctrl_create_qp_rep r;
@@ -155,7 +156,17 @@ dev_up(uint8_t np, uint8_t rp)
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	modify(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, &a);
+	a.qkey = 0x11110000;
+	modify(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	       (type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS), &a);
+	if (type == IBV_QPT_UD) {
+		a.qp_state = IBV_QPS_RTR;
+		modify(IBV_QP_STATE, &a);
+		a.qp_state = IBV_QPS_RTS;
+		modify(IBV_QP_STATE | IBV_QP_SQ_PSN, &a);
+		memset(&out, 0, sizeof(out));
+		return;
+	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
@@ -169,16 +180,23 @@ dev_up(uint8_t np, uint8_t rp)
 	a.ah_attr.grh.traffic_class = TCLASS;
 	memcpy(a.ah_attr.grh.dgid.raw, peer_gid, 16);
 	modify(IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-	       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, &a);
+	       (type == IBV_QPT_RC ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0), &a);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	modify(IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-	       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC, &a);
+	modify(IBV_QP_STATE | IBV_QP_SQ_PSN |
+	       (type == IBV_QPT_RC ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_MAX_QP_RD_ATOMIC : 0), &a);
 	memset(&out, 0, sizeof(out));
+}
+
+static void
+dev_up(uint8_t np, uint8_t rp)
+{
+	dev_up_qp(IBV_QPT_RC, np, rp);
 }
 
 static void
@@ -214,6 +232,8 @@ rx(uint8_t opcode, uint8_t tclass, uint32_t psn, uint64_t now)
 	pkt.psn = psn;
 	pkt.becn = opcode == DROCE_OP_CNP;
 	pkt.ackreq = opcode != DROCE_OP_CNP;
+	pkt.deth.qkey = 0x11110000;	/* UD's DETH */
+	pkt.deth.sqpn = PEER_QPN;
 	/* a zero-length WRITE: no key to check, an ACK owed */
 	len = droce_tqp_frame_build(&pkt, NULL, 0, frame, sizeof(frame));
 	ck_assert_int_gt(len, 0);
@@ -313,6 +333,31 @@ START_TEST(cnp_is_handled_by_the_rp_or_ignored)
 	teardown();
 
 	dev_up(0xff, 0);			/* RP off */
+	rx(DROCE_OP_CNP, 48 << 2, 0, 1000 * US);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_RP_CNP_HANDLED), 0);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_RP_CNP_IGNORED), 1);
+	teardown();
+}
+END_TEST
+
+/* UC is answered as RC is; UD never (no single source), nor counted */
+START_TEST(uc_gets_cnps_ud_never)
+{
+	dev_up_qp(IBV_QPT_UC, 0xff, 0xff);
+	rx(DROCE_OP_UC_WRITE_ONLY, TCLASS | 3, 100, 1000 * US);
+	ck_assert_uint_eq(out.n, 1);
+	ck_assert_uint_eq(out.pkt.opcode, 0x81);
+	ck_assert_uint_eq(out.pkt.dqpn, PEER_QPN);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_NP_CNP_SENT), 1);
+	rx(DROCE_OP_CNP, 48 << 2, 0, 1000 * US);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_RP_CNP_HANDLED), 1);
+	teardown();
+
+	dev_up_qp(IBV_QPT_UD, 0xff, 0xff);
+	rx(DROCE_OP_UD_SEND_ONLY, TCLASS | 3, 0, 1000 * US);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_NP_ECN_MARKED_ROCE_PACKETS), 0);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_NP_CNP_SENT), 0);
+	ck_assert_uint_eq(out.n, 0);
 	rx(DROCE_OP_CNP, 48 << 2, 0, 1000 * US);
 	ck_assert_uint_eq(counter(DROCE_DEV_CNT_RP_CNP_HANDLED), 0);
 	ck_assert_uint_eq(counter(DROCE_DEV_CNT_RP_CNP_IGNORED), 1);
@@ -430,6 +475,7 @@ main(void)
 	tcase_add_test(tc, ce_marked_packet_gets_one_cnp_per_min_time);
 	tcase_add_test(tc, np_off_for_the_priority_sends_no_cnp);
 	tcase_add_test(tc, cnp_is_handled_by_the_rp_or_ignored);
+	tcase_add_test(tc, uc_gets_cnps_ud_never);
 	tcase_add_test(tc, qp_rate_shows_dcqcn_and_the_limit);
 	tcase_add_test(tc, cc_set_applies_to_live_qps);
 	suite_add_tcase(s, tc);
