@@ -257,6 +257,34 @@ droce_pkt_decode_rest(struct droce_pkt *pkt, const void *frame)
 	decode_rest(pkt, frame);
 }
 
+static inline void
+decode_no_deth(struct droce_pkt *pkt)
+{
+	/* the engine's multicast demux reads the source QP of any opcode */
+	pkt->deth.qkey = 0;
+	pkt->deth.resv8 = 0;
+	pkt->deth.sqpn = 0;
+}
+
+static inline void
+decode_reth(struct droce_pkt *pkt, const uint8_t *p)
+{
+	const struct droce_reth *h = (const void *)p;
+
+	pkt->reth.va = droce_reth_va(h);
+	pkt->reth.rkey = droce_reth_rkey(h);
+	pkt->reth.len = droce_reth_len(h);
+}
+
+static inline void
+decode_aeth(struct droce_pkt *pkt, const uint8_t *p)
+{
+	const struct droce_aeth *h = (const void *)p;
+
+	pkt->aeth.syndrome = droce_aeth_syndrome(h);
+	pkt->aeth.msn = droce_aeth_msn(h);
+}
+
 /* Copy the fields of validated headers into pkt; @p all: decode_rest()'s too. */
 static inline __attribute__((always_inline)) void
 decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *d, bool all)
@@ -282,6 +310,15 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 	pkt->ackreq = w2 & DROCE_BTH_ACKREQ_MASK;
 	pkt->psn = w2 & DROCE_24BIT_MASK;
 
+	/* the usual packets, a WRITE's first (or a READ request) and an ACK: one test */
+	if (d->xhdrs == DROCE_XH(RETH) || d->xhdrs == DROCE_XH(AETH)) {
+		decode_no_deth(pkt);
+		if (d->xhdrs == DROCE_XH(RETH))
+			decode_reth(pkt, x + d->off[DROCE_X_RETH]);
+		else
+			decode_aeth(pkt, x + d->off[DROCE_X_AETH]);
+		return;
+	}
 	if (d->xhdrs & DROCE_XH(DETH)) {
 		const struct droce_deth *h = (const void *)(x + d->off[DROCE_X_DETH]);
 
@@ -289,18 +326,10 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->deth.resv8 = droce_deth_resv8(h);
 		pkt->deth.sqpn = droce_deth_sqpn(h);
 	} else {
-		/* the engine's multicast demux reads the source QP of any opcode */
-		pkt->deth.qkey = 0;
-		pkt->deth.resv8 = 0;
-		pkt->deth.sqpn = 0;
+		decode_no_deth(pkt);
 	}
-	if (d->xhdrs & DROCE_XH(RETH)) {
-		const struct droce_reth *h = (const void *)(x + d->off[DROCE_X_RETH]);
-
-		pkt->reth.va = droce_reth_va(h);
-		pkt->reth.rkey = droce_reth_rkey(h);
-		pkt->reth.len = droce_reth_len(h);
-	}
+	if (d->xhdrs & DROCE_XH(RETH))
+		decode_reth(pkt, x + d->off[DROCE_X_RETH]);
 	if (d->xhdrs & DROCE_XH(ATMETH)) {
 		const struct droce_atmeth *h = (const void *)(x + d->off[DROCE_X_ATMETH]);
 
@@ -309,12 +338,8 @@ decode(struct droce_pkt *pkt, const uint8_t *f, const struct droce_opcode_desc *
 		pkt->atmeth.swap_add = droce_atmeth_swap_add(h);
 		pkt->atmeth.cmp = droce_atmeth_cmp(h);
 	}
-	if (d->xhdrs & DROCE_XH(AETH)) {
-		const struct droce_aeth *h = (const void *)(x + d->off[DROCE_X_AETH]);
-
-		pkt->aeth.syndrome = droce_aeth_syndrome(h);
-		pkt->aeth.msn = droce_aeth_msn(h);
-	}
+	if (d->xhdrs & DROCE_XH(AETH))
+		decode_aeth(pkt, x + d->off[DROCE_X_AETH]);
 	if (d->xhdrs & DROCE_XH(ATMACK))
 		pkt->atmack_orig = droce_atmack_orig((const void *)(x + d->off[DROCE_X_ATMACK]));
 	if (d->xhdrs & DROCE_XH(IMMDT))
