@@ -257,7 +257,7 @@ droce_pkt_decode_rest(struct droce_pkt *pkt, const void *frame)
 	decode_rest(pkt, frame);
 }
 
-static inline void
+static inline __attribute__((always_inline)) void
 decode_no_deth(struct droce_pkt *pkt)
 {
 	/* the engine's multicast demux reads the source QP of any opcode */
@@ -266,7 +266,7 @@ decode_no_deth(struct droce_pkt *pkt)
 	pkt->deth.sqpn = 0;
 }
 
-static inline void
+static inline __attribute__((always_inline)) void
 decode_reth(struct droce_pkt *pkt, const uint8_t *p)
 {
 	const struct droce_reth *h = (const void *)p;
@@ -276,7 +276,7 @@ decode_reth(struct droce_pkt *pkt, const uint8_t *p)
 	pkt->reth.len = droce_reth_len(h);
 }
 
-static inline void
+static inline __attribute__((always_inline)) void
 decode_aeth(struct droce_pkt *pkt, const uint8_t *p)
 {
 	const struct droce_aeth *h = (const void *)p;
