@@ -195,6 +195,51 @@ rx_classify(struct droce_port *port, struct rte_mbuf *m)
 	}
 }
 
+/*
+ * The common case another queue's lcore keeps: a unicast RoCEv2 frame to
+ * our MAC and one of our addresses. Header checks as rx_ipv4()/rx_ipv6()
+ * make them; whatever fails goes the slow way, to queue 0's full sort.
+ */
+static bool
+rx_is_fast(const struct droce_port *port, struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const uint8_t *ip = (const uint8_t *)(eth + 1);
+	uint32_t len = rte_pktmbuf_data_len(m), total;
+	rte_be32_t dst, w;
+
+	/*
+	 * The shortest frame is IPv4's (a 0-byte SEND: 58 bytes, padded to
+	 * 60): a frame of one flow sent the slow way would be overtaken by the
+	 * next ones kept here (UC and UD messages then arrive out of order).
+	 */
+	if (len < RTE_ETHER_HDR_LEN + IPV4_MIN_HDR + UDP_HDR ||
+	    !rte_is_same_ether_addr(&eth->dst_addr, &port->mac))
+		return false;
+	len -= RTE_ETHER_HDR_LEN;
+	/* ethertype, IP version and header length in one word: IPv4 without options */
+	memcpy(&w, &eth->ether_type, 4);
+	if ((w & RTE_BE32(0xffffff00)) == RTE_BE32(ETHERTYPE_IPV4 << 16 | 0x4500)) {
+		total = port_load_be16(ip + 2);
+		memcpy(&dst, ip + 16, 4);
+		if (ip[9] != IPPROTO_UDP_ || total > len || total < IPV4_MIN_HDR + UDP_HDR ||
+		    !port_owns_ipv4(port, dst) ||
+		    *(const rte_be16_t *)(const void *)(ip + IPV4_MIN_HDR + 2) != ROCE_PORT_BE)
+			return false;
+		port_set_hdr_lens(m, IPV4_MIN_HDR);
+	} else if (eth->ether_type == RTE_BE16(ETHERTYPE_IPV6)) {
+		if (len < IPV6_HDR + UDP_HDR || ip[0] >> 4 != 6 || ip[6] != IPPROTO_UDP_ ||
+		    IPV6_HDR + (uint32_t)port_load_be16(ip + 4) > len ||
+		    port_load_be16(ip + 4) < UDP_HDR || !port_owns_ipv6(port, ip + 24) ||
+		    *(const rte_be16_t *)(const void *)(ip + IPV6_HDR + 2) != ROCE_PORT_BE)
+			return false;
+		port_set_hdr_lens(m, IPV6_HDR);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 /* Keep the RoCEv2 candidates of @p pkts[0..nb), consume or free the rest. */
 static uint16_t
 rx_sort(struct droce_port *port, struct rte_mbuf **pkts, uint16_t nb)
@@ -203,9 +248,10 @@ rx_sort(struct droce_port *port, struct rte_mbuf **pkts, uint16_t nb)
 
 	for (i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];
-		enum droce_port_drop r = rx_classify(port, m);
+		enum droce_port_drop r;
 
-		if (droce_likely(r == RX_PASS)) {
+		/* the common case's few tests first: what passes them, the full sort passes */
+		if (droce_likely(rx_is_fast(port, m)) || (r = rx_classify(port, m)) == RX_PASS) {
 			pkts[keep++] = m;
 			continue;
 		}
@@ -243,51 +289,6 @@ uint16_t
 droce_port_rx_input(struct droce_port *port, struct rte_mbuf **pkts, uint16_t n)
 {
 	return rx_sort(port, pkts, n);
-}
-
-/*
- * The common case another queue's lcore keeps: a unicast RoCEv2 frame to
- * our MAC and one of our addresses. Header checks as rx_ipv4()/rx_ipv6()
- * make them; whatever fails goes the slow way, to queue 0's full sort.
- */
-static bool
-rx_is_fast(const struct droce_port *port, struct rte_mbuf *m)
-{
-	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
-	const uint8_t *ip = (const uint8_t *)(eth + 1);
-	uint32_t len = rte_pktmbuf_data_len(m), ihl;
-	rte_be32_t dst;
-
-	/*
-	 * The shortest frame is IPv4's (a 0-byte SEND: 58 bytes, padded to
-	 * 60): a frame of one flow sent the slow way would be overtaken by the
-	 * next ones kept here (UC and UD messages then arrive out of order).
-	 */
-	if (len < RTE_ETHER_HDR_LEN + IPV4_MIN_HDR + UDP_HDR ||
-	    !rte_is_same_ether_addr(&eth->dst_addr, &port->mac))
-		return false;
-	len -= RTE_ETHER_HDR_LEN;
-	if (eth->ether_type == RTE_BE16(ETHERTYPE_IPV4)) {
-		ihl = (ip[0] & 0xfu) * 4;
-		if (ip[0] >> 4 != 4 || ihl < IPV4_MIN_HDR || ip[9] != IPPROTO_UDP_ ||
-		    port_load_be16(ip + 2) > len || port_load_be16(ip + 2) < ihl + UDP_HDR)
-			return false;
-		memcpy(&dst, ip + 16, 4);
-		if (!port_owns_ipv4(port, dst) ||
-		    *(const rte_be16_t *)(const void *)(ip + ihl + 2) != ROCE_PORT_BE)
-			return false;
-		port_set_hdr_lens(m, ihl);
-	} else if (eth->ether_type == RTE_BE16(ETHERTYPE_IPV6)) {
-		if (len < IPV6_HDR + UDP_HDR || ip[0] >> 4 != 6 || ip[6] != IPPROTO_UDP_ ||
-		    IPV6_HDR + (uint32_t)port_load_be16(ip + 4) > len ||
-		    port_load_be16(ip + 4) < UDP_HDR || !port_owns_ipv6(port, ip + 24) ||
-		    *(const rte_be16_t *)(const void *)(ip + IPV6_HDR + 2) != ROCE_PORT_BE)
-			return false;
-		port_set_hdr_lens(m, IPV6_HDR);
-	} else {
-		return false;
-	}
-	return true;
 }
 
 uint16_t

@@ -126,21 +126,20 @@ tqp_pkt(struct droce_tqp *qp, struct droce_pkt *local, uint8_t opcode, uint32_t 
 void tqp_to_error(struct droce_tqp *qp, enum droce_tqp_fault why);
 void tqp_send_error(struct droce_tqp *qp);
 void tqp_cq_push(struct droce_tqp *qp, bool recv, const struct droce_cqe *cqe);
-enum droce_mem_err tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sge,
-				uint32_t num_sge, uint32_t offset, uint32_t len, uint32_t access,
-				struct droce_iov *iov, unsigned int *n_iov);
+/*
+ * Resolve bytes [offset, offset + len) of an SGE list: tqp_gather() into
+ * host pieces for a local read, tqp_scatter() writing @p src into them.
+ * On-demand paged memory (mem_resolve said DROCE_MEM_INDIRECT): a gather's
+ * such pieces are copied into the thread's packet buffer, tqp_copy_out()
+ * one piece so. What they give is valid until the next packet of this
+ * thread is built: a packet's payload is handed to the owner before the next
+ * one is gathered.
+ */
+enum droce_mem_err tqp_gather(struct droce_tqp *qp, const struct droce_sge *sge,
+			      uint32_t num_sge, uint32_t offset, uint32_t len,
+			      struct droce_iov *iov, unsigned int *n_iov);
 enum droce_mem_err tqp_scatter(struct droce_tqp *qp, const struct droce_sge *sge,
 			       uint32_t num_sge, uint32_t offset, const void *src, uint32_t len);
-/*
- * On-demand paged memory (mem_resolve said DROCE_MEM_INDIRECT). A gather
- * as tqp_sge_iter() (local read), its indirect pieces copied into the
- * thread's packet buffer; tqp_copy_out() one piece so. What they give is
- * valid until the next packet of this thread is built: a packet's payload
- * is handed to the owner before the next one is gathered.
- */
-enum droce_mem_err tqp_gather_indirect(struct droce_tqp *qp, const struct droce_sge *sge,
-				       uint32_t num_sge, uint32_t offset, uint32_t len,
-				       struct droce_iov *iov, unsigned int *n_iov);
 enum droce_mem_err tqp_copy_out(struct droce_tqp *qp, uint32_t key, uint64_t va, uint32_t len,
 				uint32_t access, uint8_t **host);
 

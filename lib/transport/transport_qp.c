@@ -342,43 +342,6 @@ tqp_pkt_init_path(struct droce_tqp *qp, struct droce_pkt *pkt, uint8_t opcode, u
 	}
 }
 
-/*
- * Resolve bytes [offset, offset + len) of an SGE list into at most
- * DROCE_MAX_SGE host pieces. A list too short for them is DROCE_MEM_SHORT (a
- * length error); an SGE that fails its key check is what mem_resolve said (a
- * protection error, even DROCE_MEM_RANGE: the SGE lies outside its region).
- */
-enum droce_mem_err
-tqp_sge_iter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
-	     uint32_t offset, uint32_t len, uint32_t access, struct droce_iov *iov,
-	     unsigned int *n_iov)
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < num_sge && len > 0; i++) {
-		uint32_t take;
-		uint8_t *host;
-		enum droce_mem_err e;
-
-		if (offset >= sge[i].length) {
-			offset -= sge[i].length;
-			continue;
-		}
-		take = DROCE_MIN(sge[i].length - offset, len);
-		e = qp->ops->mem_resolve(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset, take,
-					 access, &host);
-		if (e != DROCE_MEM_OK)
-			return e;
-		iov[n].base = host;
-		iov[n].len = take;
-		n++;
-		len -= take;
-		offset = 0;
-	}
-	*n_iov = n;
-	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_SHORT;
-}
-
 /* A packet's payload of on-demand paged memory, copied out (one per thread). */
 static __thread uint8_t tqp_bounce[4096];
 
@@ -396,14 +359,31 @@ tqp_copy_out(struct droce_tqp *qp, uint32_t key, uint64_t va, uint32_t len, uint
 	return e;
 }
 
-enum droce_mem_err
-tqp_gather_indirect(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
-		    uint32_t offset, uint32_t len, struct droce_iov *iov, unsigned int *n_iov)
+/* What sge_walk() does with each piece it resolves */
+enum sge_walk_mode {
+	SGE_GATHER,	/* local read into @iov; on-demand paged pieces via tqp_bounce */
+	SGE_CHECK,	/* local write into @iov; an on-demand paged piece ends the walk */
+	SGE_WRITE,	/* @src written into each piece as it is resolved */
+};
+
+/*
+ * The one walk over bytes [offset, offset + len) of an SGE list: at most
+ * DROCE_MAX_SGE pieces. A list too short for them is DROCE_MEM_SHORT (a
+ * length error); an SGE that fails its key check is what mem_resolve said (a
+ * protection error, even DROCE_MEM_RANGE: the SGE lies outside its region).
+ * Inlined with a constant @mode, so each caller gets only its own branch.
+ */
+static inline __attribute__((always_inline)) enum droce_mem_err
+sge_walk(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge, uint32_t offset,
+	 uint32_t len, enum sge_walk_mode mode, const uint8_t *src, struct droce_iov *iov,
+	 unsigned int *n_iov)
 {
+	uint32_t access = mode == SGE_GATHER ? 0 : IBV_ACCESS_LOCAL_WRITE;
 	unsigned int i, n = 0;
 	uint32_t used = 0;
 
 	for (i = 0; i < num_sge && len > 0; i++) {
+		uint64_t va;
 		uint32_t take;
 		uint8_t *host;
 		enum droce_mem_err e;
@@ -413,26 +393,42 @@ tqp_gather_indirect(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t 
 			continue;
 		}
 		take = DROCE_MIN(sge[i].length - offset, len);
-		e = qp->ops->mem_resolve(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset, take,
-					 0, &host);
-		if (e == DROCE_MEM_INDIRECT) {
+		va = sge[i].addr + offset;
+		e = qp->ops->mem_resolve(qp->ops_ctx, qp, sge[i].lkey, va, take, access, &host);
+		if (e == DROCE_MEM_INDIRECT && mode == SGE_GATHER) {
 			if (take > sizeof(tqp_bounce) - used)
 				return DROCE_MEM_RANGE;
-			e = qp->ops->mem_copy(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset,
-					      tqp_bounce + used, take, 0);
 			host = tqp_bounce + used;
 			used += take;
+			e = qp->ops->mem_copy(qp->ops_ctx, qp, sge[i].lkey, va, host, take, 0);
+		} else if (mode == SGE_WRITE) {
+			if (e == DROCE_MEM_INDIRECT)
+				e = qp->ops->mem_copy(qp->ops_ctx, qp, sge[i].lkey, va,
+						      (void *)(uintptr_t)src, take, access);
+			else if (e == DROCE_MEM_OK)
+				memcpy(host, src, take);
+			src += take;
 		}
 		if (e != DROCE_MEM_OK)
 			return e;
-		iov[n].base = host;
-		iov[n].len = take;
-		n++;
+		if (mode != SGE_WRITE) {
+			iov[n].base = host;
+			iov[n].len = take;
+			n++;
+		}
 		len -= take;
 		offset = 0;
 	}
-	*n_iov = n;
+	if (mode != SGE_WRITE)
+		*n_iov = n;
 	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_SHORT;
+}
+
+enum droce_mem_err
+tqp_gather(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge, uint32_t offset,
+	   uint32_t len, struct droce_iov *iov, unsigned int *n_iov)
+{
+	return sge_walk(qp, sge, num_sge, offset, len, SGE_GATHER, NULL, iov, n_iov);
 }
 
 /* tqp_scatter() met an on-demand paged piece: each piece written as it comes. */
@@ -440,32 +436,7 @@ static __attribute__((noinline)) enum droce_mem_err
 tqp_scatter_indirect(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
 		     uint32_t offset, const uint8_t *src, uint32_t len)
 {
-	unsigned int i;
-
-	for (i = 0; i < num_sge && len > 0; i++) {
-		uint32_t take;
-		uint8_t *host;
-		enum droce_mem_err e;
-
-		if (offset >= sge[i].length) {
-			offset -= sge[i].length;
-			continue;
-		}
-		take = DROCE_MIN(sge[i].length - offset, len);
-		e = qp->ops->mem_resolve(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset, take,
-					 IBV_ACCESS_LOCAL_WRITE, &host);
-		if (e == DROCE_MEM_INDIRECT)
-			e = qp->ops->mem_copy(qp->ops_ctx, qp, sge[i].lkey, sge[i].addr + offset,
-					      (void *)(uintptr_t)src, take, IBV_ACCESS_LOCAL_WRITE);
-		else if (e == DROCE_MEM_OK)
-			memcpy(host, src, take);
-		if (e != DROCE_MEM_OK)
-			return e;
-		src += take;
-		len -= take;
-		offset = 0;
-	}
-	return len == 0 ? DROCE_MEM_OK : DROCE_MEM_SHORT;
+	return sge_walk(qp, sge, num_sge, offset, len, SGE_WRITE, src, NULL, NULL);
 }
 
 enum droce_mem_err
@@ -477,7 +448,8 @@ tqp_scatter(struct droce_tqp *qp, const struct droce_sge *sge, uint32_t num_sge,
 	unsigned int i, n;
 	enum droce_mem_err e;
 
-	e = tqp_sge_iter(qp, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE, iov, &n);
+	/* every piece resolved before the first byte is written */
+	e = sge_walk(qp, sge, num_sge, offset, len, SGE_CHECK, NULL, iov, &n);
 	if (e != DROCE_MEM_OK)
 		return e == DROCE_MEM_INDIRECT ?
 		       tqp_scatter_indirect(qp, sge, num_sge, offset, src, len) : e;

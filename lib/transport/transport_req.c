@@ -657,7 +657,7 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 			n_iov = 1;
 		} else if (w->wr.num_sge == 1 && n <= w->wr.sge[0].length - off &&
 			   off < w->wr.sge[0].length) {
-			/* tqp_sge_iter()'s usual case, one SGE, without its loop and call */
+			/* tqp_gather()'s usual case, one SGE, without its loop and call */
 			uint8_t *host;
 			enum droce_mem_err e = qp->ops->mem_resolve(qp->ops_ctx, qp,
 				w->wr.sge[0].lkey, w->wr.sge[0].addr + off, n, 0, &host);
@@ -673,13 +673,8 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 			iov[0].len = n;
 			n_iov = 1;
 		} else {
-			enum droce_mem_err e = tqp_sge_iter(qp, w->wr.sge, w->wr.num_sge, off, n, 0,
-							    iov, &n_iov);
-
-			if (e != DROCE_MEM_OK &&
-			    (e != DROCE_MEM_INDIRECT ||
-			     tqp_gather_indirect(qp, w->wr.sge, w->wr.num_sge, off, n, iov,
-						 &n_iov) != DROCE_MEM_OK)) {
+			if (tqp_gather(qp, w->wr.sge, w->wr.num_sge, off, n, iov, &n_iov) !=
+			    DROCE_MEM_OK) {
 				comp_fail(qp, IBV_WC_LOC_PROT_ERR);
 				return -1;
 			}
