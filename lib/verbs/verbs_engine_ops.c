@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -105,6 +106,59 @@ ops_mem_copy(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, void *bu
 		ENG_CNT(eng, ODP_FAULTS);
 		return DROCE_MEM_FAULT;
 	}
+	return DROCE_MEM_OK;
+}
+
+/*
+ * Atomics, atomic against each other across every engine (IBV_ATOMIC_HCA):
+ * a mapped word takes a CPU atomic, an indirect one (a region its client
+ * could not move) a read and a write through the client's mem file, which
+ * nothing makes atomic but these locks. So every atomic takes the lock of
+ * its word's client address, the one name both kinds of region share for
+ * that memory (droce_access_atomic()). Mutexes: a worker that finds one
+ * taken sleeps rather than spins (doc/architecture.md).
+ */
+#define ATOMIC_LOCKS 64
+static pthread_mutex_t atomic_lock[ATOMIC_LOCKS] = {
+	[0 ... ATOMIC_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static enum droce_mem_err
+ops_mem_atomic(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, bool cas, uint64_t cmp,
+	       uint64_t swap_add, uint64_t *orig)
+{
+	struct droce_engine *eng = ctx;
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+	uint64_t *host = NULL, addr = 0, v;
+	pthread_mutex_t *lk;
+	int fd = -1;
+	enum droce_acc_result r = droce_access_atomic(eng->dev->keys, key, qp->pd->o.handle,
+						      t->attr.qpn, va, &host, &addr, &fd);
+
+	if (r != DROCE_ACC_OK && r != DROCE_ACC_ODP)
+		return mem_err_of(r);
+	lk = &atomic_lock[(addr >> 3) % ATOMIC_LOCKS];
+	pthread_mutex_lock(lk);
+	if (host != NULL) {
+		*orig = droce_atomic_apply(host, cas, cmp, swap_add);
+		pthread_mutex_unlock(lk);
+		return DROCE_MEM_OK;
+	}
+	ENG_CNT(eng, ODP_COPIES);
+	if (addr > (uint64_t)INT64_MAX - sizeof(v) ||
+	    pread(fd, &v, sizeof(v), (off_t)addr) != (ssize_t)sizeof(v)) {
+		pthread_mutex_unlock(lk);
+		ENG_CNT(eng, ODP_FAULTS);
+		return DROCE_MEM_FAULT;
+	}
+	*orig = v;
+	v = cas ? (v == cmp ? swap_add : v) : v + swap_add;
+	if (v != *orig && pwrite(fd, &v, sizeof(v), (off_t)addr) != (ssize_t)sizeof(v)) {
+		pthread_mutex_unlock(lk);
+		ENG_CNT(eng, ODP_FAULTS);
+		return DROCE_MEM_FAULT;
+	}
+	pthread_mutex_unlock(lk);
 	return DROCE_MEM_OK;
 }
 
@@ -340,6 +394,7 @@ ops_qp_error(void *ctx, struct droce_tqp *t, enum droce_tqp_fault why)
 const struct droce_tr_ops engine_tr_ops = {
 	.mem_resolve = ops_mem_resolve,
 	.mem_copy = ops_mem_copy,
+	.mem_atomic = ops_mem_atomic,
 	.mem_invalidate = ops_mem_invalidate,
 	.recv_get = ops_recv_get,
 	.cq_push = engine_cq_push,
