@@ -226,8 +226,10 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	C(NP_CNP_SENT,     "CNPs sent for CE-marked packets (at most one per QP per min_time_between_cnps)") \
 	C(RP_CNP_HANDLED,  "CNPs received that DCQCN acted on") \
 	C(RP_CNP_IGNORED,  "CNPs received and ignored (reaction point off for the QP's priority, no such RC/UC QP)") \
-	C(ODP_COPIES,      "copies to or from indirect memory (on-demand paged, or not movable; a system call each)") \
-	C(ODP_FAULTS,      "accesses to indirect memory that found no page (access errors)")
+	C(ODP_COPIES,      "copies to or from on-demand paged memory (a system call each)") \
+	C(ODP_FAULTS,      "accesses to on-demand paged memory that found no page (access errors)") \
+	C(UNMOVED_COPIES,  "copies to or from ordinary regions the client could not move (a system call each)") \
+	C(UNMOVED_FAULTS,  "accesses to ordinary regions not moved that found no page (access errors)")
 
 enum droce_dev_counter {
 #define C(sym, desc) DROCE_DEV_CNT_##sym,

@@ -282,12 +282,13 @@ enum droce_acc_result droce_access_check(const struct droce_key_table *t, uint32
 /**
  * droce_access_check() for an access that answered DROCE_ACC_ODP: the same
  * checks, and on DROCE_ACC_ODP the client's address of the first byte and
- * the region's mem_fd. A mapped region answers DROCE_ACC_OK (and nothing
- * in @p addr and @p fd). Safe on any lcore.
+ * the region's mem_fd, *odp whether it is on-demand paged (else an
+ * ordinary region its client could not move). A mapped region answers
+ * DROCE_ACC_OK (and nothing in @p addr, @p fd, @p odp). Safe on any lcore.
  */
 enum droce_acc_result droce_access_odp(const struct droce_key_table *t, uint32_t key,
 				       uint32_t pd, uint32_t qpn, uint64_t iova, uint64_t len,
-				       enum droce_acc_op op, uint64_t *addr, int *fd);
+				       enum droce_acc_op op, uint64_t *addr, int *fd, bool *odp);
 
 /**
  * The checks of an 8-byte atomic at @p iova, and both ways to the word: a

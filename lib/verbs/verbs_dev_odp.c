@@ -96,6 +96,7 @@ dev_advise_mr(struct droce_client *cl, const struct droce_ctrl_advise_mr_req *re
 		struct droce_mr *mr = droce_mr_get(cl->dev->keys, g->lkey);
 		enum droce_acc_result r;
 		uint64_t addr = 0;
+		bool odp;
 		int fd;
 
 		if (mr == NULL)
@@ -110,7 +111,7 @@ dev_advise_mr(struct droce_client *cl, const struct droce_ctrl_advise_mr_req *re
 		if (g->length == 0)
 			continue;
 		r = droce_access_odp(cl->dev->keys, g->lkey, pd->o.handle, 0, g->addr, g->length,
-				     DROCE_ACC_LOCAL_READ, &addr, &fd);
+				     DROCE_ACC_LOCAL_READ, &addr, &fd, &odp);
 		if (r != DROCE_ACC_ODP)
 			return EFAULT;
 		rep->addr[i] = addr;

@@ -356,7 +356,8 @@ droce_access_check(const struct droce_key_table *t, uint32_t key, uint32_t pd, u
 
 enum droce_acc_result
 droce_access_odp(const struct droce_key_table *t, uint32_t key, uint32_t pd, uint32_t qpn,
-		 uint64_t iova, uint64_t len, enum droce_acc_op op, uint64_t *addr, int *fd)
+		 uint64_t iova, uint64_t len, enum droce_acc_op op, uint64_t *addr, int *fd,
+		 bool *odp)
 {
 	const struct droce_mr *mr;
 	uint64_t off = 0;
@@ -369,6 +370,7 @@ droce_access_odp(const struct droce_key_table *t, uint32_t key, uint32_t pd, uin
 	if (r == DROCE_ACC_ODP) {
 		*addr = (uint64_t)(uintptr_t)host;
 		*fd = mr->mem_fd;
+		*odp = mr->access & IBV_ACCESS_ON_DEMAND;
 	}
 	return r;
 }

@@ -167,6 +167,7 @@ START_TEST(test_mr_odp_answers_the_client_address_and_refuses_atomics)
 	struct droce_mr mr;
 	uint64_t addr = 0;
 	void *host = NULL;
+	bool odp = false;
 	int fd = -1;
 
 	r.host = NULL;
@@ -178,9 +179,10 @@ START_TEST(test_mr_odp_answers_the_client_address_and_refuses_atomics)
 					    DROCE_ACC_REMOTE_WRITE, &host), DROCE_ACC_ODP);
 	ck_assert_ptr_eq(host, (void *)(uintptr_t)(CLIENT_VA + 100));
 	ck_assert_int_eq(droce_access_odp(tbl, mr.lkey, PD, QPN, 0x9000 + 8, 16,
-					  DROCE_ACC_LOCAL_READ, &addr, &fd), DROCE_ACC_ODP);
+					  DROCE_ACC_LOCAL_READ, &addr, &fd, &odp), DROCE_ACC_ODP);
 	ck_assert_uint_eq(addr, CLIENT_VA + 8);
 	ck_assert_int_eq(fd, 42);
+	ck_assert(odp);
 	/* the usual checks still come first */
 	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD + 1, QPN, 0x9000, 8,
 					    DROCE_ACC_REMOTE_READ, &host), DROCE_ACC_PD);
@@ -200,6 +202,7 @@ START_TEST(test_mr_implicit_odp_covers_the_address_space_at_iova_0)
 	struct droce_mr_reg r = reg_args(LW | RW | IBV_ACCESS_ON_DEMAND);
 	struct droce_mr mr;
 	uint64_t addr = 0;
+	bool odp = false;
 	int fd = -1;
 
 	r.addr = 0;
@@ -210,8 +213,9 @@ START_TEST(test_mr_implicit_odp_covers_the_address_space_at_iova_0)
 	r.mem_fd = 7;
 	must_register(&mr, &r);
 	ck_assert_int_eq(droce_access_odp(tbl, mr.rkey, PD, QPN, 0x7fff12345678ull, 4096,
-					  DROCE_ACC_REMOTE_WRITE, &addr, &fd), DROCE_ACC_ODP);
+					  DROCE_ACC_REMOTE_WRITE, &addr, &fd, &odp), DROCE_ACC_ODP);
 	ck_assert_uint_eq(addr, 0x7fff12345678ull);
+	ck_assert(odp);
 	ck_assert_int_eq(droce_mr_deregister(tbl, &mr), 0);
 	r.hca_va = 0x1000;		/* implicit at another iova: EINVAL, as mlx5 */
 	ck_assert_int_eq(droce_mr_reg_check(&r), -EINVAL);
@@ -233,6 +237,7 @@ START_TEST(test_mr_indirect_ordinary_takes_atomics_by_client_address)
 	struct droce_mr mr, mapped;
 	uint64_t addr = 0, *host = (uint64_t *)(uintptr_t)1;
 	void *p = NULL;
+	bool odp;
 	int fd = -1;
 
 	r.host = NULL;
@@ -249,6 +254,10 @@ START_TEST(test_mr_indirect_ordinary_takes_atomics_by_client_address)
 	ck_assert_ptr_null(host);
 	ck_assert_uint_eq(addr, CLIENT_VA + 16);
 	ck_assert_int_eq(fd, 42);
+	odp = true;
+	ck_assert_int_eq(droce_access_odp(tbl, mr.lkey, PD, QPN, 0x9000, 64, DROCE_ACC_LOCAL_WRITE,
+					  &addr, &fd, &odp), DROCE_ACC_ODP);
+	ck_assert(!odp);			/* an ordinary region: counted apart */
 	/* misaligned and out of range as for any region */
 	ck_assert_int_eq(droce_access_atomic(tbl, mr.rkey, PD, QPN, 0x9000 + 4, &host, &addr,
 					     &fd), DROCE_ACC_ALIGN);
