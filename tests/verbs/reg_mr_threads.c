@@ -31,6 +31,7 @@
 #include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,7 @@ static uint8_t *pages;
 static unsigned int npages;
 static uintptr_t reg_end;		/* registrations reach up to here (0: REG_BYTES) */
 static atomic_bool stop;
+static atomic_uint started;		/* threads past their first pass */
 
 /* The main thread's own TLS: the pages below its thread control block. */
 static __thread uint8_t tls_pages[3 * PAGE] __attribute__((aligned(PAGE)));
@@ -81,7 +83,8 @@ writer_run(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		for (unsigned int p = 0; p < npages; p++)
 			(*(volatile uint64_t *)(void *)(pages + p * PAGE + CNT_OFF + 64 * w->id))++;
-		w->passes++;
+		if (w->passes++ == 0)
+			atomic_fetch_add(&started, 1);
 	}
 	return NULL;
 }
@@ -128,6 +131,8 @@ kernel_run(void *arg)
 			}
 			k->bad_bytes += memcmp(slot, buf, sizeof(buf)) != 0;
 			k->last[p] = seq;
+			if (k->reads == 1)
+				atomic_fetch_add(&started, 1);
 		}
 	}
 out:
@@ -183,6 +188,7 @@ stress(const char *kind, uint8_t *base, unsigned int n, uintptr_t end)
 	npages = n;
 	reg_end = end;
 	atomic_store(&stop, false);
+	atomic_store(&started, 0);
 	for (p = 0; p < npages; p++) {	/* what the checks read (TLS pages hold more) */
 		memset(pages + p * PAGE, 0, REG_BYTES);
 		memset(pages + p * PAGE + CNT_OFF, 0, 64 * WRITERS);
@@ -193,6 +199,9 @@ stress(const char *kind, uint8_t *base, unsigned int n, uintptr_t end)
 		vt_require(pthread_create(&w[i].thread, NULL, writer_run, &w[i]) == 0, "thread");
 	}
 	vt_require(pthread_create(&k.thread, NULL, kernel_run, &k) == 0, "thread");
+	/* every thread at work before the first registration */
+	while (atomic_load(&started) < WRITERS + 1 && k.err == 0)
+		sched_yield();
 
 	for (i = 0; i < ROUNDS; i++) {
 		struct ibv_mr **slot = &live[i % LIVE];
@@ -353,6 +362,40 @@ first_heap_page(void)
 	return (uint8_t *)(uintptr_t)s;
 }
 
+/*
+ * What the kernel checks at registration, the same whatever way the pages
+ * are reached: read-only memory takes a registration without write rights
+ * and refuses one with them (EFAULT, as pinning for write fails), and
+ * PROT_NONE or unmapped memory fails with EFAULT.
+ */
+static void
+checked_at_registration(uint8_t *file)
+{
+	uint8_t *anon = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	struct ibv_mr *ro, *rw, *none, *gone;
+	int err_rw, err_none, err_gone;
+
+	vt_require(anon != MAP_FAILED && mprotect(file, PAGE, PROT_READ) == 0 &&
+		   mprotect(anon, PAGE, PROT_NONE) == 0 && munmap(anon + PAGE, PAGE) == 0,
+		   "read-only, PROT_NONE and unmapped pages");
+	ro = ibv_reg_mr(vt.pd, file, PAGE, IBV_ACCESS_REMOTE_READ);
+	rw = ibv_reg_mr(vt.pd, file, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	err_rw = errno;
+	none = ibv_reg_mr(vt.pd, anon, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	err_none = errno;
+	gone = ibv_reg_mr(vt.pd, anon + PAGE, PAGE, 0);
+	err_gone = errno;
+	vt_check(ro != NULL && ibv_dereg_mr(ro) == 0, "a read-only file mapping registers for reading",
+		 "errno %d", errno);
+	vt_check(rw == NULL && err_rw == EFAULT, "a read-only file mapping refuses write rights: EFAULT",
+		 "%s, errno %d", rw != NULL ? "registered" : "failed", err_rw);
+	vt_check(none == NULL && err_none == EFAULT && gone == NULL && err_gone == EFAULT,
+		 "PROT_NONE and unmapped memory: EFAULT", "errno %d and %d", err_none, err_gone);
+	vt_require(mprotect(file, PAGE, PROT_READ | PROT_WRITE) == 0, "mprotect");
+	munmap(anon, PAGE);
+}
+
 static void
 drive(void)
 {
@@ -393,6 +436,7 @@ drive(void)
 	}
 	still_registered("anonymous pages", anon, PAGES);
 	still_registered("a MAP_PRIVATE file mapping", file, 8);
+	checked_at_registration(file);
 }
 
 #if REG_MODE == 1
