@@ -279,7 +279,7 @@ uint64_t dev_client_map_faults(void);
 /* verbs_dev_reclaim.c: MR pages and key records freed once no engine can see them */
 int dev_reclaim_init(struct droce_dev *dev);
 void dev_reclaim_defer(struct droce_dev *dev, void *map, uint64_t map_len, void *obj);
-/* As dev_reclaim_defer(), closing @p fd too (an indirect region's handle on the client's memory). */
+/* As dev_reclaim_defer(), closing @p fd too (an indirect region's mem file). */
 void dev_reclaim_defer_fd(struct droce_dev *dev, void *map, uint64_t map_len, void *obj, int fd);
 void dev_reclaim_fini(struct droce_dev *dev);
 
