@@ -149,6 +149,13 @@ static unsigned int mem_major, mem_minor;
 static uint64_t mem_ino;
 static struct mem_ival *ivals;
 static size_t nivals;
+/*
+ * Pages under indirect registrations. They never move while one covers
+ * them: droced's access through the mem file fails (EIO), where a thread's
+ * write would wait, on a page held for a move.
+ */
+static struct mem_ival *uivals;
+static size_t nuivals;
 struct mem_span {
 	uintptr_t s, e;
 };
@@ -600,13 +607,16 @@ mem_file_init(void)
 /* ---- the registry: registrations per page range ---- */
 
 /*
- * Add @p delta registrations over [lo, hi). Ranges that drop to zero are
- * stored in *zero (caller frees) for the caller to give back.
+ * Add @p delta registrations over [lo, hi) of registry *@p list (*@p nlist
+ * ranges). Ranges that drop to zero are stored in *zero (caller frees) for
+ * the caller to give back.
  */
 static int
-ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t *nzero)
+ival_apply_to(struct mem_ival **list, size_t *nlist, uintptr_t lo, uintptr_t hi, int delta,
+	      struct mem_ival **zero, size_t *nzero)
 {
-	size_t cap = nivals * 3 + 3, n = 0, nz = 0, i;
+	size_t nivals = *nlist, cap = nivals * 3 + 3, n = 0, nz = 0, i;
+	const struct mem_ival *ivals = *list;
 	struct mem_ival *out = calloc(cap, sizeof(*out)), *z = NULL;
 	uintptr_t cur = lo;
 
@@ -666,9 +676,9 @@ ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t
 			i++;
 		}
 	}
-	free(ivals);
-	ivals = out;
-	nivals = n;
+	free(*list);
+	*list = out;
+	*nlist = n;
 	if (zero != NULL) {
 		*zero = z;
 		*nzero = nz;
@@ -676,6 +686,25 @@ ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t
 		free(z);
 	}
 	return 0;
+}
+
+/* The registry of moved pages: what goes back at the last deregistration. */
+static int
+ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t *nzero)
+{
+	return ival_apply_to(&ivals, &nivals, lo, hi, delta, zero, nzero);
+}
+
+/* Does [lo, hi) meet a page an indirect registration covers? */
+static bool
+mem_under_indirect(uintptr_t lo, uintptr_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < nuivals; i++)
+		if (uivals[i].lo < hi && uivals[i].hi > lo)
+			return true;
+	return false;
 }
 
 /* ---- foreign shared mappings: find their own file ---- */
@@ -852,7 +881,11 @@ shim_mem_get(struct shim_context *sctx, void *addr, size_t len, bool writable,
 	if (ret != 0)
 		goto out;
 	mem_linger_retry();
-	/* every piece to move must be held, or none moves: the region is indirect */
+	/*
+	 * Every piece to move must be held, or none moves: the region is
+	 * indirect. So is one over pages an indirect one covers (see uivals).
+	 */
+	indirect = mem_under_indirect(lo, hi);
 	for (i = 0; i < n && ret == 0; i++) {
 		uintptr_t s, e;
 
@@ -888,7 +921,10 @@ shim_mem_get(struct shim_context *sctx, void *addr, size_t len, bool writable,
 	}
 	if (indirect) {
 		ref->fd = shim_odp_mem_fd();
-		ret = ref->fd < 0 ? errno : 0;
+		ret = ref->fd < 0 ? errno : ival_apply_to(&uivals, &nuivals, lo, hi, 1, NULL, NULL);
+		ref->indirect = ret == 0;
+		ref->lo = lo;
+		ref->hi = hi;
 	} else {
 		ref->fd = mem_fd;
 		ref->fd_offset = a;
@@ -931,8 +967,9 @@ mem_punch(uintptr_t s, uintptr_t e)
 /*
  * Give [s, e) back to private memory where it is still our mapping; punch
  * it out. A piece that cannot go back held (the calling thread's own TLS
- * is there, another userfaultfd has it) stays shared and counted,
- * lingering, until mem_linger_retry() finds it can.
+ * is there, another userfaultfd has it) or that an indirect registration
+ * covers stays shared and counted, lingering, until mem_linger_retry()
+ * finds it can.
  */
 static void
 mem_release(uintptr_t s, uintptr_t e)
@@ -946,7 +983,8 @@ mem_release(uintptr_t s, uintptr_t e)
 		uintptr_t vs = v[i].start > s ? v[i].start : s;
 		uintptr_t ve = v[i].end < e ? v[i].end : e;
 
-		if (!vma_is_ours(&v[i]) || mem_privatize(vs, ve, v[i].prot, false) == 0)
+		if (!vma_is_ours(&v[i]) ||
+		    (!mem_under_indirect(vs, ve) && mem_privatize(vs, ve, v[i].prot, false) == 0))
 			continue;
 		mem_punch(punched, vs);
 		punched = ve;
@@ -970,7 +1008,7 @@ mem_linger_retry(void)
 	linger = NULL;
 	nlinger = 0;
 	for (i = 0; i < n; i++) {
-		if (mem_holdable(l[i].s, l[i].e) &&
+		if (mem_holdable(l[i].s, l[i].e) && !mem_under_indirect(l[i].s, l[i].e) &&
 		    ival_apply(l[i].s, l[i].e, -1, &zero, &nzero) == 0) {
 			for (j = 0; j < nzero; j++)
 				mem_release(zero[j].lo, zero[j].hi);
@@ -988,17 +1026,20 @@ shim_mem_put(struct shim_mem_ref *ref)
 	struct mem_ival *zero = NULL;
 	size_t nzero = 0, i;
 
-	if (!ref->counted)
+	if (!ref->counted && !ref->indirect)
 		return;
 	pthread_mutex_lock(&mem_lock);
+	if (ref->indirect)
+		(void)ival_apply_to(&uivals, &nuivals, ref->lo, ref->hi, -1, NULL, NULL);
 	mem_linger_retry();
-	if (ival_apply(ref->lo, ref->hi, -1, &zero, &nzero) == 0) {
+	if (ref->counted && ival_apply(ref->lo, ref->hi, -1, &zero, &nzero) == 0) {
 		for (i = 0; i < nzero; i++)
 			mem_release(zero[i].lo, zero[i].hi);
 		free(zero);
 	}
 	pthread_mutex_unlock(&mem_lock);
 	ref->counted = false;
+	ref->indirect = false;
 }
 
 void
@@ -1128,6 +1169,9 @@ mem_fork_child(void)
 	free(linger);
 	linger = NULL;
 	nlinger = 0;
+	free(uivals);
+	uivals = NULL;
+	nuivals = 0;
 	pthread_mutex_init(&mem_lock, NULL);
 }
 

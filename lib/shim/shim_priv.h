@@ -149,6 +149,7 @@ struct shim_mr {
 	unsigned int access;
 	struct shim_dm *dm;		/* ibv_reg_dm_mr(), or NULL */
 	bool in_registry;		/* counted in shim_mem's registry over [lo, hi) */
+	bool indirect;			/* counted there as reached through our mem file */
 	uintptr_t lo, hi;		/* page-aligned range counted there */
 };
 
@@ -293,6 +294,7 @@ struct shim_mem_ref {
 	bool fd_owned;			/* close after the call */
 	uint64_t fd_offset;		/* offset of addr in fd */
 	bool counted;			/* the registry counts [lo, hi) */
+	bool indirect;			/* fd is our mem file; [lo, hi) counted as such */
 	uintptr_t lo, hi;
 };
 
