@@ -108,6 +108,25 @@ testpmd_ref() {
 	awk '/Rx-pps:/ { v = $2 } END { print v + 0 }' "$work/ref-srv"
 }
 
+# ring_droced_start / ring_droced_stop: a droced of its own on core 1 over a
+# net_ring loop, serving $work/shim.sock (its clients run through $run; one
+# busy droced would take core 1 from whatever runs after it)
+run="$build/app/run/droce-run --socket $work/shim.sock"
+ring_droced_start() {
+	: >"$work/droced"	# emptied before the start: the wait must not see an old READY
+	"$build/app/droced/droced" --lcores 0@1,1@1 --no-huge -m 512 --no-pci --no-shconf \
+		--vdev net_ring0 -- --port net_ring0 --ip 10.0.0.1/24 --socket "$work/shim.sock" \
+		>"$work/droced" 2>&1 &
+	droced_pid=$!
+	i=0
+	until grep -q '^READY' "$work/droced" || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+}
+ring_droced_stop() {
+	kill -TERM $droced_pid
+	wait $droced_pid
+	droced_pid=
+}
+
 # a / b with @2 decimals: ratio A B [DIGITS]
 ratio() {
 	awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN { printf "%.*f", d, b ? a / b : 0 }'

@@ -170,7 +170,9 @@ struct droce_ctrl_reg_mr_rep {
  * REG_MR with IBV_ACCESS_ON_DEMAND: no pages; fd is the client's own
  * /proc/self/mem (O_RDWR, or O_RDONLY for a region nothing writes), through
  * which droced reaches the region at the moment of each access; fd_offset 0.
- * Implicit ODP: addr 0, length UINT64_MAX, iova 0.
+ * Implicit ODP: addr 0, length UINT64_MAX, iova 0. An ordinary REG_MR (or
+ * REREG_MR's new range) whose pages the client could not move hands over
+ * the same file: an indirect region, reached so too, atomics included.
  */
 
 /* ibv_advise_mr(3): the SGEs are checked by droced; the shim faults the pages in. */

@@ -45,9 +45,16 @@
  * range is write-protected through a userfaultfd first (mem_hold), and a
  * writer that faults sleeps in the kernel until the remap is done and we
  * wake it (mem_unhold); its write then lands in the new page. Readers go
- * on. Where the kernel offers no userfaultfd write protection for the
- * range (a private file mapping, a range another userfaultfd holds, no
- * userfaultfd at all) the move runs unheld, as it did before.
+ * on. A move that cannot be held is not made: where the kernel offers no
+ * userfaultfd write protection for a piece (a private file mapping, a
+ * range another userfaultfd holds, no userfaultfd that takes kernel
+ * faults) or the piece holds the calling thread's own TLS, nothing of the
+ * registration moves, and it is indirect: the shim hands over its
+ * /proc/self/mem instead of the memfd (shim_odp.c), droced reaches the
+ * pages through it at each access, and the pages are faulted in here as
+ * pinning would. A piece that cannot go back held at the last
+ * deregistration stays on the memfd, counted (lingering), until a later
+ * call finds it can.
  *
  * fork(): a child would share the moved pages with its parent, and its
  * first heap write would land in the parent's memory. So the pthread_atfork
@@ -132,7 +139,8 @@ struct mem_op {
 	uintptr_t s, e;
 	int prot;
 	void *tmp;			/* RESTORE: private pages to copy into */
-	int ret;			/* 0 or a positive errno */
+	bool unheld;			/* nobody else can write (a child after fork) */
+	int ret;			/* 0, EAGAIN if it could not be held, or a positive errno */
 };
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -141,6 +149,18 @@ static unsigned int mem_major, mem_minor;
 static uint64_t mem_ino;
 static struct mem_ival *ivals;
 static size_t nivals;
+/*
+ * Pages under indirect registrations. They never move while one covers
+ * them: droced's access through the mem file fails (EIO), where a thread's
+ * write would wait, on a page held for a move.
+ */
+static struct mem_ival *uivals;
+static size_t nuivals;
+struct mem_span {
+	uintptr_t s, e;
+};
+static struct mem_span *linger;		/* counted pieces that could not go back yet */
+static size_t nlinger;
 static void *alt_stack;
 static ucontext_t op_uc, caller_uc;
 static struct mem_op op_cur;
@@ -334,11 +354,11 @@ pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 /* ---- holding writers while pages move ---- */
 
 /*
- * A userfaultfd of the process, opened once, or -1. Without the privilege
- * for kernel faults (vm.unprivileged_userfaultfd 0 and no CAP_SYS_PTRACE)
- * /dev/userfaultfd may still give one; failing that, a user-mode-only one
- * holds the threads, and a kernel write in the window fails with EFAULT
- * instead of waiting (doc/user-guide.md).
+ * A userfaultfd of the process that takes kernel faults too, opened once,
+ * or -1. Without the privilege for kernel faults (vm.unprivileged_userfaultfd
+ * 0 and no CAP_SYS_PTRACE) /dev/userfaultfd may still give one. A
+ * user-mode-only one is no use: a kernel write into a held page (read(2)
+ * into it) would fail with EFAULT instead of waiting.
  */
 static int
 mem_uffd_get(void)
@@ -354,9 +374,6 @@ mem_uffd_get(void)
 		fd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
 		if (dev >= 0)
 			close(dev);
-		if (fd < 0)
-			fd = (int)syscall(SYS_userfaultfd,
-					  O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
 	}
 	if (fd >= 0 && ioctl(fd, UFFDIO_API, &api) != 0) {
 		close(fd);
@@ -389,6 +406,39 @@ range_has_own_tls(uintptr_t s, uintptr_t e)
 }
 
 /*
+ * May the calling thread hold [s, e), as far as we can tell without asking
+ * the kernel? There must be a userfaultfd, and our own stack and state
+ * must stay writable: we are the one who wakes.
+ */
+static bool
+mem_holdable(uintptr_t s, uintptr_t e)
+{
+	return mem_uffd_get() >= 0 &&
+	       !((uintptr_t)alt_stack < e && (uintptr_t)alt_stack + MEM_ALT_STACK_BYTES > s) &&
+	       !((uintptr_t)&op_cur < e && (uintptr_t)(&op_cur + 1) > s) &&
+	       !range_has_own_tls(s, e);
+}
+
+/*
+ * Would mem_hold() hold [s, e)? The kernel refuses a private file mapping
+ * (write protection covers anonymous, shmem and hugetlb memory only) and a
+ * range another userfaultfd has; registering asks it without protecting
+ * anything yet.
+ */
+static bool
+mem_probe(uintptr_t s, uintptr_t e)
+{
+	struct uffdio_register reg = { .range = { .start = s, .len = e - s },
+				       .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_range r = reg.range;
+
+	if (!mem_holdable(s, e) || ioctl(mem_uffd, UFFDIO_REGISTER, &reg) != 0)
+		return false;
+	(void)ioctl(mem_uffd, UFFDIO_UNREGISTER, &r);
+	return true;
+}
+
+/*
  * Write-protect [s, s + len): from here a write to it sleeps until
  * mem_unhold(). Pages never touched are mapped (read) first: protection
  * covers only pages present. @return whether the range is held.
@@ -396,17 +446,13 @@ range_has_own_tls(uintptr_t s, uintptr_t e)
 static bool
 mem_hold(uintptr_t s, size_t len)
 {
-	int fd = mem_uffd_get();
 	struct uffdio_register reg = { .range = { .start = s, .len = len },
 				       .mode = UFFDIO_REGISTER_MODE_WP };
 	struct uffdio_writeprotect wp = { .range = reg.range, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 	struct uffdio_range r = reg.range;
+	int fd = mem_uffd;
 
-	/* our own stack and state must stay writable: we are the one who wakes */
-	if (fd < 0 || ((uintptr_t)alt_stack < s + len && (uintptr_t)alt_stack +
-		       MEM_ALT_STACK_BYTES > s) ||
-	    ((uintptr_t)&op_cur < s + len && (uintptr_t)(&op_cur + 1) > s) ||
-	    range_has_own_tls(s, s + len))
+	if (!mem_holdable(s, s + len))
 		return false;
 	(void)mem_sys_madvise((void *)s, len, MADV_POPULATE_READ);
 	if (ioctl(fd, UFFDIO_REGISTER, &reg) != 0)
@@ -441,9 +487,13 @@ mem_op_run(void)
 {
 	struct mem_op *op = &op_cur;
 	size_t len = op->e - op->s;
-	bool held = mem_hold(op->s, len);
+	bool held = !op->unheld && mem_hold(op->s, len);
 	void *p = MAP_FAILED;
 
+	if (!held && !op->unheld) {
+		op->ret = EAGAIN;	/* a write in the window could be lost: not now */
+		return;
+	}
 	if (op->kind == MEM_OP_MOVE) {
 		op->ret = pwrite_all(mem_fd, (void *)op->s, len, op->s);
 		if (op->ret == 0) {
@@ -507,9 +557,9 @@ mem_move(uintptr_t s, uintptr_t e, int prot)
 	return mem_op_exec();
 }
 
-/* Back to private anonymous memory, contents kept. */
+/* Back to private anonymous memory, contents kept; EAGAIN if it could not be held. */
 static int
-mem_privatize(uintptr_t s, uintptr_t e, int prot)
+mem_privatize(uintptr_t s, uintptr_t e, int prot, bool unheld)
 {
 	void *tmp = mem_sys_mmap(NULL, e - s, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -518,7 +568,7 @@ mem_privatize(uintptr_t s, uintptr_t e, int prot)
 	if (tmp == MAP_FAILED)
 		return errno;
 	op_cur = (struct mem_op){ .kind = MEM_OP_RESTORE, .s = s, .e = e, .prot = prot,
-				  .tmp = tmp };
+				  .tmp = tmp, .unheld = unheld };
 	ret = mem_op_exec();
 	if (ret != 0)
 		mem_sys_munmap(tmp, e - s);
@@ -557,13 +607,16 @@ mem_file_init(void)
 /* ---- the registry: registrations per page range ---- */
 
 /*
- * Add @p delta registrations over [lo, hi). Ranges that drop to zero are
- * stored in *zero (caller frees) for the caller to give back.
+ * Add @p delta registrations over [lo, hi) of registry *@p list (*@p nlist
+ * ranges). Ranges that drop to zero are stored in *zero (caller frees) for
+ * the caller to give back.
  */
 static int
-ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t *nzero)
+ival_apply_to(struct mem_ival **list, size_t *nlist, uintptr_t lo, uintptr_t hi, int delta,
+	      struct mem_ival **zero, size_t *nzero)
 {
-	size_t cap = nivals * 3 + 3, n = 0, nz = 0, i;
+	size_t nivals = *nlist, cap = nivals * 3 + 3, n = 0, nz = 0, i;
+	const struct mem_ival *ivals = *list;
 	struct mem_ival *out = calloc(cap, sizeof(*out)), *z = NULL;
 	uintptr_t cur = lo;
 
@@ -623,9 +676,9 @@ ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t
 			i++;
 		}
 	}
-	free(ivals);
-	ivals = out;
-	nivals = n;
+	free(*list);
+	*list = out;
+	*nlist = n;
 	if (zero != NULL) {
 		*zero = z;
 		*nzero = nz;
@@ -633,6 +686,25 @@ ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t
 		free(z);
 	}
 	return 0;
+}
+
+/* The registry of moved pages: what goes back at the last deregistration. */
+static int
+ival_apply(uintptr_t lo, uintptr_t hi, int delta, struct mem_ival **zero, size_t *nzero)
+{
+	return ival_apply_to(&ivals, &nivals, lo, hi, delta, zero, nzero);
+}
+
+/* Does [lo, hi) meet a page an indirect registration covers? */
+static bool
+mem_under_indirect(uintptr_t lo, uintptr_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < nuivals; i++)
+		if (uivals[i].lo < hi && uivals[i].hi > lo)
+			return true;
+	return false;
 }
 
 /* ---- foreign shared mappings: find their own file ---- */
@@ -717,6 +789,8 @@ find_file(struct shim_context *sctx, const struct mem_vma *v, bool writable)
 
 /* ---- get / put ---- */
 
+static void mem_linger_retry(void);
+
 static int
 mem_get_foreign(struct shim_context *sctx, const struct mem_vma *v, int n, uintptr_t addr,
 		bool writable, struct shim_mem_ref *ref)
@@ -737,13 +811,36 @@ mem_get_foreign(struct shim_context *sctx, const struct mem_vma *v, int n, uintp
 	return 0;
 }
 
+/*
+ * The part of [lo, hi) in VMA @p v that a registration moves: [*s, *e),
+ * empty if it is ours already. @return 0, or EOPNOTSUPP for a hugetlb VMA
+ * the range would split between huge pages.
+ */
+static int
+mem_piece(const struct mem_vma *v, uintptr_t lo, uintptr_t hi, uintptr_t *s, uintptr_t *e)
+{
+	*s = v->start > lo ? v->start : lo;
+	*e = v->end < hi ? v->end : hi;
+	if (vma_is_ours(v)) {
+		*e = *s;
+		return 0;
+	}
+	if (v->hugetlb) {	/* hugetlb VMAs split only at huge page boundaries */
+		*s &= ~(MEM_HUGE_ALIGN - 1);
+		*e = (*e + MEM_HUGE_ALIGN - 1) & ~(MEM_HUGE_ALIGN - 1);
+		if (*s < v->start || *e > v->end)
+			return EOPNOTSUPP;
+	}
+	return 0;
+}
+
 int
 shim_mem_get(struct shim_context *sctx, void *addr, size_t len, bool writable,
 	     struct shim_mem_ref *ref)
 {
-	uintptr_t a = (uintptr_t)addr, lo, hi, cur;
+	uintptr_t a = (uintptr_t)addr, lo = 0, hi = 0, cur;
 	struct mem_vma *v = NULL;
-	bool any_foreign = false, any_ours_or_private = false;
+	bool any_foreign = false, any_ours_or_private = false, indirect = false, moved = false;
 	int n, i, ret;
 
 	memset(ref, 0, sizeof(*ref));
@@ -783,46 +880,102 @@ shim_mem_get(struct shim_context *sctx, void *addr, size_t len, bool writable,
 	ret = mem_file_init();
 	if (ret != 0)
 		goto out;
+	mem_linger_retry();
+	/*
+	 * Every piece to move must be held, or none moves: the region is
+	 * indirect. So is one over pages an indirect one covers (see uivals).
+	 */
+	indirect = mem_under_indirect(lo, hi);
 	for (i = 0; i < n && ret == 0; i++) {
-		uintptr_t s = v[i].start > lo ? v[i].start : lo;
-		uintptr_t e = v[i].end < hi ? v[i].end : hi;
+		uintptr_t s, e;
 
-		if (vma_is_ours(&v[i]))
+		ret = mem_piece(&v[i], lo, hi, &s, &e);
+		if (ret == 0 && s < e && !indirect)
+			indirect = !mem_probe(s, e);
+	}
+	for (i = 0; i < n && ret == 0 && !indirect; i++) {
+		uintptr_t s, e;
+
+		(void)mem_piece(&v[i], lo, hi, &s, &e);
+		if (s == e)
 			continue;
-		if (v[i].hugetlb) {	/* hugetlb VMAs split only at huge page boundaries */
-			s &= ~(MEM_HUGE_ALIGN - 1);
-			e = (e + MEM_HUGE_ALIGN - 1) & ~(MEM_HUGE_ALIGN - 1);
-			if (s < v[i].start || e > v[i].end) {
-				ret = EOPNOTSUPP;
-				break;
-			}
-		}
 		ret = mem_move(s, e, v[i].prot);
-		if (ret == EINVAL || ret == EPERM || ret == EACCES)
+		if (ret == EAGAIN) {	/* a userfaultfd came between: the rest stays */
+			indirect = true;
+			ret = 0;
+		} else if (ret == EINVAL || ret == EPERM || ret == EACCES) {
 			ret = EOPNOTSUPP;
+		}
+		moved = moved || ret == 0;
 	}
 	if (ret != 0)
 		goto out;
-	ret = ival_apply(lo, hi, 1, NULL, NULL);
-	if (ret != 0)
-		goto out;
-	ref->fd = mem_fd;
+	/* what moved is counted, to go back at the last deregistration */
+	if (!indirect || moved) {
+		ret = ival_apply(lo, hi, 1, NULL, NULL);
+		if (ret != 0)
+			goto out;
+		ref->counted = true;
+		ref->lo = lo;
+		ref->hi = hi;
+	}
+	if (indirect) {
+		ref->fd = shim_odp_mem_fd();
+		ret = ref->fd < 0 ? errno : ival_apply_to(&uivals, &nuivals, lo, hi, 1, NULL, NULL);
+		ref->indirect = ret == 0;
+		ref->lo = lo;
+		ref->hi = hi;
+	} else {
+		ref->fd = mem_fd;
+		ref->fd_offset = a;
+	}
 	ref->fd_owned = false;
-	ref->fd_offset = a;
-	ref->counted = true;
-	ref->lo = lo;
-	ref->hi = hi;
 out:
 	pthread_mutex_unlock(&mem_lock);
 	free(v);
+	/* indirect: faulted in now, as pinning would (outside mem_lock: a fault
+	 * may wait for a thread of the program) */
+	if (ret == 0 && indirect)
+		ret = shim_odp_touch(lo, hi - lo, writable);
+	if (ret != 0) {
+		shim_mem_put(ref);
+		ref->fd = -1;
+	}
 	return ret;
 }
 
-/* Give [s, e) back to private memory where it is still our mapping; punch it out. */
+/* Note [s, e) as lingering (its count taken); without memory it stays counted for good. */
+static void
+mem_linger_add(uintptr_t s, uintptr_t e)
+{
+	struct mem_span *nl = realloc(linger, (nlinger + 1) * sizeof(*linger));
+
+	if (nl == NULL)
+		return;
+	linger = nl;
+	linger[nlinger++] = (struct mem_span){ .s = s, .e = e };
+}
+
+static void
+mem_punch(uintptr_t s, uintptr_t e)
+{
+	if (s < e)
+		(void)fallocate(mem_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s,
+				(off_t)(e - s));
+}
+
+/*
+ * Give [s, e) back to private memory where it is still our mapping; punch
+ * it out. A piece that cannot go back held (the calling thread's own TLS
+ * is there, another userfaultfd has it) or that an indirect registration
+ * covers stays shared and counted, lingering, until mem_linger_retry()
+ * finds it can.
+ */
 static void
 mem_release(uintptr_t s, uintptr_t e)
 {
 	struct mem_vma *v = NULL;
+	uintptr_t punched = s;
 	int n, i;
 
 	n = maps_collect(s, e, &v);
@@ -830,12 +983,41 @@ mem_release(uintptr_t s, uintptr_t e)
 		uintptr_t vs = v[i].start > s ? v[i].start : s;
 		uintptr_t ve = v[i].end < e ? v[i].end : e;
 
-		if (vma_is_ours(&v[i]))
-			(void)mem_privatize(vs, ve, v[i].prot);
+		if (!vma_is_ours(&v[i]) ||
+		    (!mem_under_indirect(vs, ve) && mem_privatize(vs, ve, v[i].prot, false) == 0))
+			continue;
+		mem_punch(punched, vs);
+		punched = ve;
+		/* without memory for the note it stays shared for good, never zeroed */
+		if (ival_apply(vs, ve, 1, NULL, NULL) == 0)
+			mem_linger_add(vs, ve);
 	}
 	free(v);
-	(void)fallocate(mem_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s,
-			(off_t)(e - s));
+	if (n >= 0)
+		mem_punch(punched, e);
+}
+
+/* Another try at the lingering pieces (mem_release()), from this thread. */
+static void
+mem_linger_retry(void)
+{
+	struct mem_span *l = linger;
+	size_t n = nlinger, i, j, nzero;
+	struct mem_ival *zero;
+
+	linger = NULL;
+	nlinger = 0;
+	for (i = 0; i < n; i++) {
+		if (mem_holdable(l[i].s, l[i].e) && !mem_under_indirect(l[i].s, l[i].e) &&
+		    ival_apply(l[i].s, l[i].e, -1, &zero, &nzero) == 0) {
+			for (j = 0; j < nzero; j++)
+				mem_release(zero[j].lo, zero[j].hi);
+			free(zero);
+		} else {
+			mem_linger_add(l[i].s, l[i].e);
+		}
+	}
+	free(l);
 }
 
 void
@@ -844,16 +1026,20 @@ shim_mem_put(struct shim_mem_ref *ref)
 	struct mem_ival *zero = NULL;
 	size_t nzero = 0, i;
 
-	if (!ref->counted)
+	if (!ref->counted && !ref->indirect)
 		return;
 	pthread_mutex_lock(&mem_lock);
-	if (ival_apply(ref->lo, ref->hi, -1, &zero, &nzero) == 0) {
+	if (ref->indirect)
+		(void)ival_apply_to(&uivals, &nuivals, ref->lo, ref->hi, -1, NULL, NULL);
+	mem_linger_retry();
+	if (ref->counted && ival_apply(ref->lo, ref->hi, -1, &zero, &nzero) == 0) {
 		for (i = 0; i < nzero; i++)
 			mem_release(zero[i].lo, zero[i].hi);
 		free(zero);
 	}
 	pthread_mutex_unlock(&mem_lock);
 	ref->counted = false;
+	ref->indirect = false;
 }
 
 void
@@ -956,8 +1142,8 @@ mem_fork_child(void)
 		size_t len = fp->e - fp->s, off = 0;
 		ssize_t n;
 
-		if (!fp->dontfork) {
-			(void)mem_privatize(fp->s, fp->e, fp->prot);
+		if (!fp->dontfork) {	/* alone in the process: nobody writes meanwhile */
+			(void)mem_privatize(fp->s, fp->e, fp->prot, true);
 			continue;
 		}
 		if (mem_sys_mmap((void *)fp->s, len, PROT_READ | PROT_WRITE,
@@ -980,6 +1166,12 @@ mem_fork_child(void)
 	free(ivals);	/* the heap is private again */
 	ivals = NULL;
 	nivals = 0;
+	free(linger);
+	linger = NULL;
+	nlinger = 0;
+	free(uivals);
+	uivals = NULL;
+	nuivals = 0;
 	pthread_mutex_init(&mem_lock, NULL);
 }
 

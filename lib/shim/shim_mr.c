@@ -153,6 +153,7 @@ shim_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 	smr->mr.rkey = rep.rkey;
 	smr->access = access;
 	smr->in_registry = ref.counted;
+	smr->indirect = ref.indirect;
 	smr->lo = ref.lo;
 	smr->hi = ref.hi;
 	return &smr->mr;
@@ -170,11 +171,13 @@ static void
 shim_mr_put_pages(struct shim_mr *smr)
 {
 	struct shim_mem_ref ref = {
-		.fd = -1, .counted = smr->in_registry, .lo = smr->lo, .hi = smr->hi,
+		.fd = -1, .counted = smr->in_registry, .indirect = smr->indirect, .lo = smr->lo,
+		.hi = smr->hi,
 	};
 
 	shim_mem_put(&ref);
 	smr->in_registry = false;
+	smr->indirect = false;
 }
 
 int
@@ -250,6 +253,7 @@ shim_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		shim_mr_put_pages(smr);
 		smr->in_registry = ref.counted;
+		smr->indirect = ref.indirect;
 		smr->lo = ref.lo;
 		smr->hi = ref.hi;
 		mr->addr = addr;

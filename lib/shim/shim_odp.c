@@ -5,8 +5,9 @@
 /*
  * On-demand paging: the handle droced reaches an ODP region through (this
  * process's own /proc/self/mem, opened once per process and handed over
- * with each ODP registration), and ibv_advise_mr(3). Nothing is moved or
- * pinned: see doc/architecture.md, "On-demand paging".
+ * with each ODP registration, and with each ordinary one shim_mem.c could
+ * not move), and ibv_advise_mr(3). Nothing is moved or pinned: see
+ * doc/architecture.md, "On-demand paging".
  */
 
 #include <errno.h>
@@ -48,9 +49,8 @@ shim_odp_mem_fd(void)
 	return fd;
 }
 
-/* The pages of [addr, addr + len) faulted in, readable or writable; 0 or EFAULT. */
-static int
-odp_touch(uint64_t addr, uint64_t len, bool write)
+int
+shim_odp_touch(uint64_t addr, uint64_t len, bool write)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t lo = addr & ~(pg - 1), hi = (addr + len + pg - 1) & ~(pg - 1);
@@ -105,7 +105,7 @@ shim_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t fla
 		for (i = 0; i < n && advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT; i++) {
 			if (req.sge[i].length == 0)
 				continue;
-			ret = odp_touch(rep.addr[i], req.sge[i].length,
+			ret = shim_odp_touch(rep.addr[i], req.sge[i].length,
 					advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE);
 			if (ret != 0)
 				return ret;

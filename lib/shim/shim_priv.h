@@ -149,6 +149,7 @@ struct shim_mr {
 	unsigned int access;
 	struct shim_dm *dm;		/* ibv_reg_dm_mr(), or NULL */
 	bool in_registry;		/* counted in shim_mem's registry over [lo, hi) */
+	bool indirect;			/* counted there as reached through our mem file */
 	uintptr_t lo, hi;		/* page-aligned range counted there */
 };
 
@@ -293,12 +294,15 @@ struct shim_mem_ref {
 	bool fd_owned;			/* close after the call */
 	uint64_t fd_offset;		/* offset of addr in fd */
 	bool counted;			/* the registry counts [lo, hi) */
+	bool indirect;			/* fd is our mem file; [lo, hi) counted as such */
 	uintptr_t lo, hi;
 };
 
 /**
  * Make [addr, addr + len) shareable with the daemon and count it; @p sctx
  * (may be NULL) asks the daemon for a shared mapping's file we cannot open.
+ * Private memory that cannot move without a write being lost is handed
+ * over as this process's mem file instead (fd_offset 0), faulted in.
  * @return 0, or a positive errno (EFAULT unmapped or not writable as
  *         @p writable asks, EOPNOTSUPP memory that cannot be shared).
  */
@@ -323,6 +327,8 @@ int shim_check_access(unsigned int access);
 
 /** This process's /proc/self/mem (kept open; reopened after fork), or -1. */
 int shim_odp_mem_fd(void);
+/** The pages of [addr, addr + len) faulted in, readable or writable; 0 or EFAULT. */
+int shim_odp_touch(uint64_t addr, uint64_t len, bool write);
 int shim_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
 		   struct ibv_sge *sg_list, uint32_t num_sge);
 

@@ -149,6 +149,16 @@ enum droce_mem_err {
 
 struct droce_tqp;
 
+/** An atomic (compare and swap when @p cas, else fetch and add) on *p: the value before. */
+static inline uint64_t
+droce_atomic_apply(uint64_t *p, bool cas, uint64_t cmp, uint64_t swap_add)
+{
+	if (!cas)
+		return __atomic_fetch_add(p, swap_add, __ATOMIC_SEQ_CST);
+	__atomic_compare_exchange_n(p, &cmp, swap_add, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return cmp;
+}
+
 /** A piece of payload to transmit, in host memory. */
 struct droce_iov {
 	const void *base;
@@ -183,6 +193,18 @@ struct droce_tr_ops {
 	 */
 	enum droce_mem_err (*mem_copy)(void *ctx, struct droce_tqp *qp, uint32_t key,
 				       uint64_t va, void *buf, uint32_t len, uint32_t access);
+	/**
+	 * Optional: run a responder's atomic (compare and swap when @p cas,
+	 * else fetch and add) on the 8 bytes at @p va under @p key, checked as
+	 * mem_resolve checks REMOTE_ATOMIC; *orig the value before. The owner
+	 * keeps every atomic of its QPs atomic against the others, whatever
+	 * region reaches the word (an indirect one too). NULL: the transport
+	 * runs it on mem_resolve's pointer. DROCE_MEM_OK, DROCE_MEM_FAULT, or
+	 * what mem_resolve says.
+	 */
+	enum droce_mem_err (*mem_atomic)(void *ctx, struct droce_tqp *qp, uint32_t key,
+					 uint64_t va, bool cas, uint64_t cmp, uint64_t swap_add,
+					 uint64_t *orig);
 	/** Invalidate @p rkey (SEND_WITH_INV when @p remote, else LOCAL_INV). */
 	enum droce_mem_err (*mem_invalidate)(void *ctx, struct droce_tqp *qp, uint32_t rkey,
 					     bool remote);

@@ -404,23 +404,25 @@ static enum resp_result
 resp_atomic(struct droce_tqp *qp, const struct droce_pkt *pkt)
 {
 	struct droce_tqp_res *r;
-	uint64_t *p, orig;
+	uint64_t orig;
 	uint8_t *host;
 
 	if (pkt->atmeth.va & 7)
 		return RESP_INV_REQ;	/* IBA 9.4.5: atomics are 8-byte aligned */
 	if (!resp_res_room(qp))
 		return RESP_INV_REQ;	/* checked before it runs: it must not run */
-	if (qp->ops->mem_resolve(qp->ops_ctx, qp, pkt->atmeth.rkey, pkt->atmeth.va, 8,
-				 IBV_ACCESS_REMOTE_ATOMIC, &host) != DROCE_MEM_OK)
-		return RESP_ACCESS;
-	p = (uint64_t *)(void *)host;
-	if (pkt->opcode == DROCE_OP_RC_COMPARE_SWAP) {
-		orig = pkt->atmeth.cmp;
-		__atomic_compare_exchange_n(p, &orig, pkt->atmeth.swap_add, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	if (qp->ops->mem_atomic != NULL) {
+		if (qp->ops->mem_atomic(qp->ops_ctx, qp, pkt->atmeth.rkey, pkt->atmeth.va,
+					pkt->opcode == DROCE_OP_RC_COMPARE_SWAP, pkt->atmeth.cmp,
+					pkt->atmeth.swap_add, &orig) != DROCE_MEM_OK)
+			return RESP_ACCESS;
 	} else {
-		orig = __atomic_fetch_add(p, pkt->atmeth.swap_add, __ATOMIC_SEQ_CST);
+		if (qp->ops->mem_resolve(qp->ops_ctx, qp, pkt->atmeth.rkey, pkt->atmeth.va, 8,
+					 IBV_ACCESS_REMOTE_ATOMIC, &host) != DROCE_MEM_OK)
+			return RESP_ACCESS;
+		orig = droce_atomic_apply((uint64_t *)(void *)host,
+					  pkt->opcode == DROCE_OP_RC_COMPARE_SWAP, pkt->atmeth.cmp,
+					  pkt->atmeth.swap_add);
 	}
 	qp->resp.msn++;
 	r = resp_res_alloc(qp);

@@ -248,7 +248,9 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	X(RP_CNP_IGNORED, "rp_cnp_ignored", \
 	  "CNPs received and ignored (reaction point off for the QP's priority, no such RC/UC QP)") \
 	C(ODP_COPIES,      "copies to or from on-demand paged memory (a system call each)") \
-	C(ODP_FAULTS,      "accesses to on-demand paged memory that found no page (access errors)")
+	C(ODP_FAULTS,      "accesses to on-demand paged memory that found no page (access errors)") \
+	C(UNMOVED_COPIES,  "copies to or from ordinary regions not moved (a system call each)") \
+	C(UNMOVED_FAULTS,  "accesses to ordinary regions not moved that found no page (access errors)")
 
 enum droce_dev_counter {
 #define C(sym, desc) DROCE_DEV_CNT_##sym,

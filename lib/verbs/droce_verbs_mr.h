@@ -28,15 +28,17 @@
  * - IBV_ACCESS_ZERO_BASED: honoured: the region's addresses start at 0 (the
  *   man page; Soft-RoCE ignores it), and it wins over any hca_va.
  * - IBV_ACCESS_ON_DEMAND: honoured when the caller registers the region as
- *   on-demand paged (droce_mr_reg.odp): nothing is mapped, the access check
+ *   indirect (droce_mr_reg.indirect): nothing is mapped, the access check
  *   answers DROCE_ACC_ODP with the client's address and the owner moves the
  *   bytes itself (droced: through the client's /proc/self/mem, at the moment
  *   of the access). Implicit ODP (addr 0, length SIZE_MAX: the whole address
  *   space) only so, and with iova 0 (the kernel's mlx5 asks the same);
- *   without odp it is -EOPNOTSUPP, as the kernel answers for a device
+ *   not indirect it is -EOPNOTSUPP, as the kernel answers for a device
  *   without implicit ODP, and an explicit range is an ordinary mapped MR.
  *   An ODP region takes no atomic (ACCESS): a copy through the kernel is not
- *   atomic against the client's own CPUs.
+ *   atomic against the client's own CPUs. An indirect region without
+ *   ON_DEMAND is an ordinary one its client could not move onto shared
+ *   memory: it takes atomics (the owner serializes them, droce_access_atomic()).
  * - IBV_ACCESS_HUGETLB: accepted, ignored: a promise by the application
  *   that droce has no use for.
  * - IBV_ACCESS_FLUSH_GLOBAL, IBV_ACCESS_FLUSH_PERSISTENT (bits 8 and 9 of
@@ -111,9 +113,9 @@ struct droce_mr_reg {
 	uint64_t length;	/**< bytes */
 	uint64_t hca_va;	/**< iova of the first byte (= addr for ibv_reg_mr) */
 	unsigned int access;	/**< IBV_ACCESS_* */
-	void *host;		/**< engine mapping of the byte at addr (NULL for odp) */
-	bool odp;		/**< on-demand paged: no mapping, reached through odp_fd */
-	int odp_fd;		/**< odp: the owner's handle on the client's memory */
+	void *host;		/**< engine mapping of the byte at addr (NULL if indirect) */
+	bool indirect;		/**< no mapping: reached through mem_fd (ODP, or not movable) */
+	int mem_fd;		/**< indirect: the owner's handle on the client's memory */
 };
 
 /** A registered memory region. Fields are fixed while its key resolves. */
@@ -125,9 +127,9 @@ struct droce_mr {
 	uint64_t addr;		/**< client address of the first byte */
 	uint64_t iova;		/**< address of the first byte as seen through the keys */
 	uint64_t length;
-	uint8_t *host;		/**< engine mapping of the first byte (NULL for odp) */
-	bool odp;		/**< on-demand paged (droce_mr_reg.odp) */
-	int odp_fd;		/**< odp: the owner's handle on the client's memory */
+	uint8_t *host;		/**< engine mapping of the first byte (NULL if indirect) */
+	bool indirect;		/**< droce_mr_reg.indirect */
+	int mem_fd;		/**< indirect: the owner's handle on the client's memory */
 	_Atomic uint32_t mw_bound;	/**< windows bound to this MR */
 	_Atomic bool dying;	/**< set while droce_mr_deregister() decides */
 };
@@ -182,7 +184,7 @@ enum droce_acc_op {
 	X(ACCESS,      "the region or window lacks the access right") \
 	X(ALIGN,       "atomic not 8 bytes at an 8-aligned iova and engine address") \
 	X(RANGE,       "outside the region or window, or address + length wraps") \
-	X(ODP,         "access allowed, to an on-demand paged region: *host is the client's address")
+	X(ODP,         "access allowed, to an indirect region: *host is the client's address")
 
 /** Access check result. */
 enum droce_acc_result {
@@ -203,9 +205,8 @@ const char *droce_acc_result_name(enum droce_acc_result r);
  *   -EINVAL for REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE, an unknown
  *   access bit, or addr + length or iova + length reaching 2^64 (the end
  *   address must be representable, as in the kernel's ib_umem_get());
- *   -EOPNOTSUPP for a FLUSH flag, or implicit ODP without odp;
- *   -EINVAL for odp without IBV_ACCESS_ON_DEMAND, or implicit ODP at an iova
- *   other than 0.
+ *   -EOPNOTSUPP for a FLUSH flag, or implicit ODP not indirect;
+ *   -EINVAL for implicit ODP at an iova other than 0.
  */
 int droce_mr_reg_check(const struct droce_mr_reg *reg);
 
@@ -216,7 +217,7 @@ int droce_mr_reg_check(const struct droce_mr_reg *reg);
  *
  * @return 0;
  *   the errors of droce_mr_reg_check();
- *   -EINVAL if host is NULL while length is not 0 (and the region is not odp);
+ *   -EINVAL if host is NULL while length is not 0 (and the region is not indirect);
  *   -ENOMEM if the table has no MR key left.
  */
 int droce_mr_register(struct droce_key_table *t, const struct droce_mr_reg *reg,
@@ -271,7 +272,7 @@ struct droce_mr *droce_mr_get(const struct droce_key_table *t, uint32_t lkey);
  *              len 0), untouched otherwise; the range [host, host + len) is
  *              inside the registered memory. For DROCE_ACC_ODP the client's
  *              address of the first byte instead (never to dereference)
- * @return DROCE_ACC_OK, DROCE_ACC_ODP (allowed; an on-demand paged region:
+ * @return DROCE_ACC_OK, DROCE_ACC_ODP (allowed; an indirect region:
  *   droce_access_odp() says how to reach it) or the first failing check.
  */
 enum droce_acc_result droce_access_check(const struct droce_key_table *t, uint32_t key,
@@ -281,12 +282,26 @@ enum droce_acc_result droce_access_check(const struct droce_key_table *t, uint32
 /**
  * droce_access_check() for an access that answered DROCE_ACC_ODP: the same
  * checks, and on DROCE_ACC_ODP the client's address of the first byte and
- * the region's odp_fd. An ordinary region answers DROCE_ACC_OK (and nothing
- * in @p addr and @p fd). Safe on any lcore.
+ * the region's mem_fd, *odp whether it is on-demand paged (else an
+ * ordinary region its client could not move). A mapped region answers
+ * DROCE_ACC_OK (and nothing in @p addr, @p fd, @p odp). Safe on any lcore.
  */
 enum droce_acc_result droce_access_odp(const struct droce_key_table *t, uint32_t key,
 				       uint32_t pd, uint32_t qpn, uint64_t iova, uint64_t len,
-				       enum droce_acc_op op, uint64_t *addr, int *fd);
+				       enum droce_acc_op op, uint64_t *addr, int *fd, bool *odp);
+
+/**
+ * The checks of an 8-byte atomic at @p iova, and both ways to the word: a
+ * mapped region answers DROCE_ACC_OK with *host its engine pointer, an
+ * indirect one DROCE_ACC_ODP with *host NULL and *fd its mem_fd; either way
+ * *addr is the client's address of the word, which names the same memory
+ * whichever region reaches it (indirect memory is its client's private
+ * memory), so an owner that serializes atomics by it serializes every
+ * atomic on that word. Safe on any lcore.
+ */
+enum droce_acc_result droce_access_atomic(const struct droce_key_table *t, uint32_t key,
+					  uint32_t pd, uint32_t qpn, uint64_t iova,
+					  uint64_t **host, uint64_t *addr, int *fd);
 
 /**
  * Allocate a window: reserve a key, unbound (its R_Key does not resolve yet).

@@ -63,7 +63,7 @@ dev_obj_destroy(struct droce_dev *dev, struct dev_obj *o)
 		mr->pd->refs--;
 		dev_obj_del(dev, o);
 		/* an engine may have resolved its key a moment ago */
-		dev_reclaim_defer_fd(dev, mr->map, mr->map_len, mr, mr->mr.odp ? mr->mr.odp_fd : -1);
+		dev_reclaim_defer_fd(dev, mr->map, mr->map_len, mr, mr->mr.indirect ? mr->mr.mem_fd : -1);
 		return;
 	}
 	case OBJ_MW: {

@@ -167,12 +167,16 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 	if (mr == NULL)
 		return ENOMEM;
 	memset(&reg, 0, sizeof(reg));
-	reg.odp_fd = -1;
-	/* on demand: nothing mapped, the client's memory reached at each access */
-	if (req->access & IBV_ACCESS_ON_DEMAND) {
-		ret = dev_odp_fd_take(fd, req->access, &reg.odp_fd, &mr->writable);
+	reg.mem_fd = -1;
+	/*
+	 * On demand, or an ordinary region its client could not move onto
+	 * shared memory (it hands over its mem file): nothing mapped, the
+	 * client's memory reached at each access.
+	 */
+	if ((req->access & IBV_ACCESS_ON_DEMAND) || dev_fd_is_proc_mem(fd)) {
+		ret = dev_odp_fd_take(fd, req->access, &reg.mem_fd, &mr->writable);
 		host = NULL;
-		reg.odp = ret == 0;
+		reg.indirect = ret == 0;
 	} else {
 		ret = dev_mr_map(fd, req->fd_offset, req->length, req->access, &mr->map,
 				 &mr->map_len, &host, &mr->writable);
@@ -195,8 +199,8 @@ dev_reg_mr(struct droce_client *cl, const struct droce_ctrl_reg_mr_req *req, int
 	}
 	if (ret < 0) {
 		dev_client_unmap(mr->map, mr->map_len);
-		if (reg.odp_fd >= 0)
-			close(reg.odp_fd);
+		if (reg.mem_fd >= 0)
+			close(reg.mem_fd);
 		free(mr);
 		return -ret;
 	}
@@ -225,6 +229,7 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	uint64_t map_len = 0;
 	uint8_t *host;
 	bool writable = mr == NULL || mr->writable;
+	int old_fd = mr == NULL || !mr->mr.indirect ? -1 : mr->mr.mem_fd;
 	int ret;
 
 	if (mr == NULL || req->flags == 0 || (req->flags & ~(uint32_t)IBV_REREG_MR_FLAGS_SUPPORTED))
@@ -237,10 +242,10 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	reg.pd = pd->o.handle;
 	reg.access = req->flags & IBV_REREG_MR_CHANGE_ACCESS ? req->access : mr->mr.access;
 	/* an on-demand region stays one, and an ordinary one ordinary (mlx5 makes a new MR) */
-	if (!!(reg.access & IBV_ACCESS_ON_DEMAND) != mr->mr.odp)
+	if ((reg.access ^ mr->mr.access) & IBV_ACCESS_ON_DEMAND)
 		return EINVAL;
-	reg.odp = mr->mr.odp;
-	reg.odp_fd = mr->mr.odp_fd;
+	reg.indirect = mr->mr.indirect;
+	reg.mem_fd = old_fd;
 	reg.addr = xlate ? req->addr : mr->mr.addr;
 	reg.length = xlate ? req->length : mr->mr.length;
 	/* a new range gets iova = addr, as ibv_reg_mr(); otherwise the iova stays */
@@ -249,15 +254,23 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	if (!xlate && (mr->mr.access & IBV_ACCESS_ZERO_BASED) &&
 	    !(reg.access & IBV_ACCESS_ZERO_BASED))
 		reg.hca_va = mr->mr.addr;
-	if (xlate && reg.odp) {
+	if (xlate && (reg.access & IBV_ACCESS_ON_DEMAND)) {
 		reg.host = NULL;	/* the new range is reached as the old one was */
 		if (!writable && (reg.access & IBV_ACCESS_LOCAL_WRITE))
 			return EACCES;
+	} else if (xlate && dev_fd_is_proc_mem(fd)) {
+		/* an ordinary range its client could not move, as at REG_MR */
+		ret = dev_odp_fd_take(fd, reg.access, &reg.mem_fd, &writable);
+		if (ret != 0)
+			return ret;
+		reg.indirect = true;
+		reg.host = NULL;
 	} else if (xlate) {
 		ret = dev_mr_map(fd, req->fd_offset, req->length, reg.access, &map, &map_len, &host,
 				 &writable);
 		if (ret != 0)
 			return ret;
+		reg.indirect = false;
 		reg.host = host;
 	} else if (!writable && (reg.access & IBV_ACCESS_LOCAL_WRITE)) {
 		return EACCES;	/* the pages were mapped read-only: the file's descriptor allows no more */
@@ -266,10 +279,14 @@ dev_rereg_mr(struct droce_client *cl, const struct droce_ctrl_rereg_mr_req *req,
 	if (ret != 0) {
 		if (map != NULL)
 			dev_client_unmap(map, map_len);
+		if (reg.indirect && reg.mem_fd != old_fd)
+			close(reg.mem_fd);
 		return ret;	/* EBUSY while a window is bound, as ibv_dereg_mr(3) */
 	}
-	if (xlate && !reg.odp) {
-		dev_reclaim_defer(cl->dev, mr->map, mr->map_len, NULL);	/* engines may still copy */
+	if (xlate && !(reg.access & IBV_ACCESS_ON_DEMAND)) {
+		/* engines may still copy through the old mapping or mem file */
+		dev_reclaim_defer_fd(cl->dev, mr->map, mr->map_len, NULL,
+				     old_fd != mr->mr.mem_fd ? old_fd : -1);
 		mr->map = map;
 		mr->map_len = map_len;
 		mr->writable = writable;

@@ -3,8 +3,9 @@
  */
 
 /*
- * On-demand paged regions: the client's handle on its own memory (checked
- * and kept), and ibv_advise_mr(3)'s checks. The engine reaches the memory
+ * Indirect regions (on-demand paged, or ordinary ones their client could
+ * not move): the client's handle on its own memory (checked and kept), and
+ * ibv_advise_mr(3)'s checks. The engine reaches the memory
  * in verbs_engine_ops.c (ops_mem_copy); doc/architecture.md says why a
  * descriptor of the client's /proc/self/mem and not its pid.
  */
@@ -28,8 +29,8 @@
  * block a worker (a pipe, a FIFO). Whose mem it is matters not: a client
  * that could open another process's mem file may write there itself.
  */
-static bool
-fd_is_proc_mem(int fd)
+bool
+dev_fd_is_proc_mem(int fd)
 {
 	char path[64], target[256];
 	struct statfs sfs;
@@ -53,7 +54,7 @@ dev_odp_fd_take(int fd, unsigned int access, int *out, bool *writable)
 {
 	int mode;
 
-	if (fd < 0 || !fd_is_proc_mem(fd))
+	if (fd < 0 || !dev_fd_is_proc_mem(fd))
 		return EINVAL;
 	mode = fcntl(fd, F_GETFL);
 	if (mode < 0)
@@ -95,13 +96,14 @@ dev_advise_mr(struct droce_client *cl, const struct droce_ctrl_advise_mr_req *re
 		struct droce_mr *mr = droce_mr_get(cl->dev->keys, g->lkey);
 		enum droce_acc_result r;
 		uint64_t addr = 0;
+		bool odp;
 		int fd;
 
 		if (mr == NULL)
 			return droce_mw_get(cl->dev->keys, g->lkey) != NULL ? EINVAL : EFAULT;
 		if (mr->pd != pd->o.handle)
 			return EPERM;
-		if (!mr->odp)
+		if (!(mr->access & IBV_ACCESS_ON_DEMAND))
 			return EINVAL;
 		if (req->advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
 		    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
@@ -109,7 +111,7 @@ dev_advise_mr(struct droce_client *cl, const struct droce_ctrl_advise_mr_req *re
 		if (g->length == 0)
 			continue;
 		r = droce_access_odp(cl->dev->keys, g->lkey, pd->o.handle, 0, g->addr, g->length,
-				     DROCE_ACC_LOCAL_READ, &addr, &fd);
+				     DROCE_ACC_LOCAL_READ, &addr, &fd, &odp);
 		if (r != DROCE_ACC_ODP)
 			return EFAULT;
 		rep->addr[i] = addr;

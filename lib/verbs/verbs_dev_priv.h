@@ -281,7 +281,7 @@ uint64_t dev_client_map_faults(void);
 /* verbs_dev_reclaim.c: MR pages and key records freed once no engine can see them */
 int dev_reclaim_init(struct droce_dev *dev);
 void dev_reclaim_defer(struct droce_dev *dev, void *map, uint64_t map_len, void *obj);
-/* As dev_reclaim_defer(), closing @p fd too (an ODP region's handle on the client's memory). */
+/* As dev_reclaim_defer(), closing @p fd too (an indirect region's mem file). */
 void dev_reclaim_defer_fd(struct droce_dev *dev, void *map, uint64_t map_len, void *obj, int fd);
 void dev_reclaim_fini(struct droce_dev *dev);
 
@@ -307,6 +307,8 @@ int dev_alloc_mw(struct droce_client *cl, const struct droce_ctrl_alloc_mw_req *
 		 struct droce_ctrl_alloc_mw_rep *rep);
 /* verbs_dev_odp.c: @p fd checked as a process's mem file, *out a copy to keep */
 int dev_odp_fd_take(int fd, unsigned int access, int *out, bool *writable);
+/* Is @p fd a process's mem file (what an indirect region is reached through)? */
+bool dev_fd_is_proc_mem(int fd);
 int dev_advise_mr(struct droce_client *cl, const struct droce_ctrl_advise_mr_req *req,
 		  struct droce_ctrl_advise_mr_rep *rep);
 /* verbs_dev_cq_srq.c */

@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -79,6 +80,14 @@ ops_mem_resolve(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, uint3
  * A page that is not there (unmapped, PROT_NONE for the kernel's reasons, the
  * process gone: EIO, or a short count) fails this access only.
  */
+/* An indirect region's copies and faults, counted by its kind: ODP or unmoved. */
+#define INDIRECT_CNT(eng, odp, what) do {	\
+	if (odp)				\
+		ENG_CNT(eng, ODP_##what);	\
+	else					\
+		ENG_CNT(eng, UNMOVED_##what);	\
+} while (0)
+
 static enum droce_mem_err
 ops_mem_copy(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, void *buf, uint32_t len,
 	     uint32_t access)
@@ -87,24 +96,78 @@ ops_mem_copy(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, void *bu
 	struct dev_qp *qp = engine_tqp_to_qp(t);
 	bool write = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	uint64_t addr = 0;
+	bool odp = false;
 	int fd = -1;
 	ssize_t n;
 	enum droce_acc_result r = droce_access_odp(eng->dev->keys, key, qp->pd->o.handle,
 						   t->attr.qpn, va, len, acc_op_of(access), &addr,
-						   &fd);
+						   &fd, &odp);
 
 	if (r != DROCE_ACC_ODP)
 		return r == DROCE_ACC_OK ? DROCE_MEM_FAULT : mem_err_of(r);	/* changed meanwhile */
 	if (addr > (uint64_t)INT64_MAX - len) {
-		ENG_CNT(eng, ODP_FAULTS);
+		INDIRECT_CNT(eng, odp, FAULTS);
 		return DROCE_MEM_FAULT;		/* no file offset reaches it */
 	}
-	ENG_CNT(eng, ODP_COPIES);
+	INDIRECT_CNT(eng, odp, COPIES);
 	n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
 	if (n != (ssize_t)len) {
-		ENG_CNT(eng, ODP_FAULTS);
+		INDIRECT_CNT(eng, odp, FAULTS);
 		return DROCE_MEM_FAULT;
 	}
+	return DROCE_MEM_OK;
+}
+
+/*
+ * Atomics, atomic against each other across every engine (IBV_ATOMIC_HCA):
+ * a mapped word takes a CPU atomic, an indirect one (a region its client
+ * could not move) a read and a write through the client's mem file, which
+ * nothing makes atomic but these locks. So every atomic takes the lock of
+ * its word's client address, the one name both kinds of region share for
+ * that memory (droce_access_atomic()). Mutexes: a worker that finds one
+ * taken sleeps rather than spins (doc/architecture.md).
+ */
+#define ATOMIC_LOCKS 64
+static pthread_mutex_t atomic_lock[ATOMIC_LOCKS] = {
+	[0 ... ATOMIC_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static enum droce_mem_err
+ops_mem_atomic(void *ctx, struct droce_tqp *t, uint32_t key, uint64_t va, bool cas, uint64_t cmp,
+	       uint64_t swap_add, uint64_t *orig)
+{
+	struct droce_engine *eng = ctx;
+	struct dev_qp *qp = engine_tqp_to_qp(t);
+	uint64_t *host = NULL, addr = 0, v;
+	pthread_mutex_t *lk;
+	int fd = -1;
+	enum droce_acc_result r = droce_access_atomic(eng->dev->keys, key, qp->pd->o.handle,
+						      t->attr.qpn, va, &host, &addr, &fd);
+
+	if (r != DROCE_ACC_OK && r != DROCE_ACC_ODP)
+		return mem_err_of(r);
+	lk = &atomic_lock[(addr >> 3) % ATOMIC_LOCKS];
+	pthread_mutex_lock(lk);
+	if (host != NULL) {
+		*orig = droce_atomic_apply(host, cas, cmp, swap_add);
+		pthread_mutex_unlock(lk);
+		return DROCE_MEM_OK;
+	}
+	ENG_CNT(eng, UNMOVED_COPIES);	/* ODP regions take no atomic */
+	if (addr > (uint64_t)INT64_MAX - sizeof(v) ||
+	    pread(fd, &v, sizeof(v), (off_t)addr) != (ssize_t)sizeof(v)) {
+		pthread_mutex_unlock(lk);
+		ENG_CNT(eng, UNMOVED_FAULTS);
+		return DROCE_MEM_FAULT;
+	}
+	*orig = v;
+	v = cas ? (v == cmp ? swap_add : v) : v + swap_add;
+	if (v != *orig && pwrite(fd, &v, sizeof(v), (off_t)addr) != (ssize_t)sizeof(v)) {
+		pthread_mutex_unlock(lk);
+		ENG_CNT(eng, UNMOVED_FAULTS);
+		return DROCE_MEM_FAULT;
+	}
+	pthread_mutex_unlock(lk);
 	return DROCE_MEM_OK;
 }
 
@@ -340,6 +403,7 @@ ops_qp_error(void *ctx, struct droce_tqp *t, enum droce_tqp_fault why)
 const struct droce_tr_ops engine_tr_ops = {
 	.mem_resolve = ops_mem_resolve,
 	.mem_copy = ops_mem_copy,
+	.mem_atomic = ops_mem_atomic,
 	.mem_invalidate = ops_mem_invalidate,
 	.recv_get = ops_recv_get,
 	.cq_push = engine_cq_push,

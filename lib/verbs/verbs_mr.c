@@ -89,11 +89,9 @@ droce_mr_reg_check(const struct droce_mr_reg *reg)
 		return -EINVAL;
 	if (a & (DROCE_ACCESS_FLUSH_GLOBAL | DROCE_ACCESS_FLUSH_PERSISTENT))
 		return -EOPNOTSUPP;
-	if (reg->odp && !(a & IBV_ACCESS_ON_DEMAND))
-		return -EINVAL;
 	/* Implicit ODP: the whole address space, reached on use; no mapping can hold it. */
 	if ((a & IBV_ACCESS_ON_DEMAND) && reg->addr == 0 && reg->length == UINT64_MAX) {
-		if (!reg->odp)
+		if (!reg->indirect)
 			return -EOPNOTSUPP;
 		return iova == 0 ? 0 : -EINVAL;
 	}
@@ -111,16 +109,16 @@ mr_set(struct droce_mr *mr, const struct droce_mr_reg *reg)
 
 	if (ret < 0)
 		return ret;
-	if (reg->host == NULL && reg->length != 0 && !reg->odp)
+	if (reg->host == NULL && reg->length != 0 && !reg->indirect)
 		return -EINVAL;
 	mr->pd = reg->pd;
 	mr->access = reg->access;
 	mr->addr = reg->addr;
 	mr->iova = (reg->access & IBV_ACCESS_ZERO_BASED) ? 0 : reg->hca_va;
 	mr->length = reg->length;
-	mr->host = reg->odp ? NULL : reg->host;
-	mr->odp = reg->odp;
-	mr->odp_fd = reg->odp ? reg->odp_fd : -1;
+	mr->host = reg->indirect ? NULL : reg->host;
+	mr->indirect = reg->indirect;
+	mr->mem_fd = reg->indirect ? reg->mem_fd : -1;
 	return 0;
 }
 
@@ -214,14 +212,15 @@ acc_key_fail(const struct droce_key_table *t, uint32_t key, bool local)
 }
 
 /*
- * An on-demand paged region: no engine pointer, the client's address. No
- * atomic: the owner's copy through the kernel is not atomic against the
- * client's CPUs, so the region lacks the right (odp_caps claim no ATOMIC).
+ * An indirect region: no engine pointer, the client's address. No atomic
+ * on an on-demand paged one: odp_caps claim none (the owner's copy through
+ * the kernel is not atomic against the client's CPUs). An ordinary one
+ * takes them, as its rights say: droce_access_atomic().
  */
 static __attribute__((noinline)) enum droce_acc_result
 acc_odp(const struct droce_mr *mr, uint64_t off, enum droce_acc_op op, void **host)
 {
-	if (op == DROCE_ACC_REMOTE_ATOMIC)
+	if (op == DROCE_ACC_REMOTE_ATOMIC && (mr->access & IBV_ACCESS_ON_DEMAND))
 		return DROCE_ACC_ACCESS;
 	*host = (void *)(uintptr_t)(mr->addr + off);
 	return DROCE_ACC_ODP;
@@ -233,7 +232,7 @@ acc_finish(const struct droce_mr *mr, uint64_t off, enum droce_acc_op op, void *
 {
 	uint8_t *p;
 
-	if (__builtin_expect(mr->odp, 0))
+	if (__builtin_expect(mr->indirect, 0))
 		return acc_odp(mr, off, op, host);	/* no host mapping: mr->host is NULL */
 	p = mr->host + off;
 	/* An iova-registered MR may put an aligned iova on an unaligned host
@@ -357,7 +356,8 @@ droce_access_check(const struct droce_key_table *t, uint32_t key, uint32_t pd, u
 
 enum droce_acc_result
 droce_access_odp(const struct droce_key_table *t, uint32_t key, uint32_t pd, uint32_t qpn,
-		 uint64_t iova, uint64_t len, enum droce_acc_op op, uint64_t *addr, int *fd)
+		 uint64_t iova, uint64_t len, enum droce_acc_op op, uint64_t *addr, int *fd,
+		 bool *odp)
 {
 	const struct droce_mr *mr;
 	uint64_t off = 0;
@@ -369,8 +369,34 @@ droce_access_odp(const struct droce_key_table *t, uint32_t key, uint32_t pd, uin
 	r = acc_finish(mr, off, op, &host);
 	if (r == DROCE_ACC_ODP) {
 		*addr = (uint64_t)(uintptr_t)host;
-		*fd = mr->odp_fd;
+		*fd = mr->mem_fd;
+		*odp = mr->access & IBV_ACCESS_ON_DEMAND;
 	}
+	return r;
+}
+
+enum droce_acc_result
+droce_access_atomic(const struct droce_key_table *t, uint32_t key, uint32_t pd, uint32_t qpn,
+		    uint64_t iova, uint64_t **host, uint64_t *addr, int *fd)
+{
+	const struct droce_mr *mr;
+	uint64_t off = 0;
+	void *p;
+	enum droce_acc_result r = acc_lookup(t, key, pd, qpn, iova, ATOMIC_BYTES,
+					     DROCE_ACC_REMOTE_ATOMIC, &mr, &off);
+
+	if (r != DROCE_ACC_OK)
+		return r;
+	r = acc_finish(mr, off, DROCE_ACC_REMOTE_ATOMIC, &p);
+	if (r == DROCE_ACC_OK) {
+		*host = p;
+	} else if (r == DROCE_ACC_ODP) {
+		*host = NULL;
+		*fd = mr->mem_fd;
+	} else {
+		return r;
+	}
+	*addr = mr->addr + off;
 	return r;
 }
 

@@ -6,15 +6,20 @@
  * The cost of ibv_reg_mr and ibv_dereg_mr (scripts/bench-reg): registers
  * and deregisters an anonymous mapping of each size, touched first, over
  * and over; prints the median of each call's time, in microseconds and
- * per MiB. `reg_cost huge` maps 2 MiB hugepages instead (MAP_HUGETLB).
+ * per MiB. `reg_cost huge` maps 2 MiB hugepages instead (MAP_HUGETLB);
+ * `reg_cost file` a MAP_PRIVATE mapping of a file on /var/tmp, which no
+ * userfaultfd protects: the shim registers it indirect (nothing moved, the
+ * pages faulted in).
  */
 
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define ROUNDS	31
 
@@ -40,6 +45,7 @@ main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 4096, 64 << 10, 1 << 20, 16 << 20 };
 	int huge = argc > 1 && strcmp(argv[1], "huge") == 0;
+	int file = argc > 1 && strcmp(argv[1], "file") == 0;
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = list != NULL && list[0] != NULL ? ibv_open_device(list[0]) : NULL;
 	struct ibv_pd *pd = ctx != NULL ? ibv_alloc_pd(ctx) : NULL;
@@ -55,8 +61,19 @@ main(int argc, char **argv)
 
 		if (huge && len < (2u << 20))
 			continue;
-		buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | (huge ? MAP_HUGETLB : 0), -1, 0);
+		if (file) {
+			char path[] = "/var/tmp/reg_cost.XXXXXX";
+			int fd = mkstemp(path);
+
+			buf = MAP_FAILED;
+			if (fd >= 0 && unlink(path) == 0 && ftruncate(fd, (off_t)len) == 0)
+				buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+			if (fd >= 0)
+				close(fd);
+		} else {
+			buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | (huge ? MAP_HUGETLB : 0), -1, 0);
+		}
 		if (buf == MAP_FAILED) {
 			perror("reg_cost: mmap");
 			return 2;

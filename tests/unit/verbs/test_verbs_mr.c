@@ -167,20 +167,22 @@ START_TEST(test_mr_odp_answers_the_client_address_and_refuses_atomics)
 	struct droce_mr mr;
 	uint64_t addr = 0;
 	void *host = NULL;
+	bool odp = false;
 	int fd = -1;
 
 	r.host = NULL;
-	r.odp = true;
-	r.odp_fd = 42;
+	r.indirect = true;
+	r.mem_fd = 42;
 	r.hca_va = 0x9000;		/* iova and address apart */
 	must_register(&mr, &r);
 	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD, QPN, 0x9000 + 100, 64,
 					    DROCE_ACC_REMOTE_WRITE, &host), DROCE_ACC_ODP);
 	ck_assert_ptr_eq(host, (void *)(uintptr_t)(CLIENT_VA + 100));
 	ck_assert_int_eq(droce_access_odp(tbl, mr.lkey, PD, QPN, 0x9000 + 8, 16,
-					  DROCE_ACC_LOCAL_READ, &addr, &fd), DROCE_ACC_ODP);
+					  DROCE_ACC_LOCAL_READ, &addr, &fd, &odp), DROCE_ACC_ODP);
 	ck_assert_uint_eq(addr, CLIENT_VA + 8);
 	ck_assert_int_eq(fd, 42);
+	ck_assert(odp);
 	/* the usual checks still come first */
 	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD + 1, QPN, 0x9000, 8,
 					    DROCE_ACC_REMOTE_READ, &host), DROCE_ACC_PD);
@@ -200,25 +202,84 @@ START_TEST(test_mr_implicit_odp_covers_the_address_space_at_iova_0)
 	struct droce_mr_reg r = reg_args(LW | RW | IBV_ACCESS_ON_DEMAND);
 	struct droce_mr mr;
 	uint64_t addr = 0;
+	bool odp = false;
 	int fd = -1;
 
 	r.addr = 0;
 	r.hca_va = 0;
 	r.length = UINT64_MAX;
 	r.host = NULL;
-	r.odp = true;
-	r.odp_fd = 7;
+	r.indirect = true;
+	r.mem_fd = 7;
 	must_register(&mr, &r);
 	ck_assert_int_eq(droce_access_odp(tbl, mr.rkey, PD, QPN, 0x7fff12345678ull, 4096,
-					  DROCE_ACC_REMOTE_WRITE, &addr, &fd), DROCE_ACC_ODP);
+					  DROCE_ACC_REMOTE_WRITE, &addr, &fd, &odp), DROCE_ACC_ODP);
 	ck_assert_uint_eq(addr, 0x7fff12345678ull);
+	ck_assert(odp);
 	ck_assert_int_eq(droce_mr_deregister(tbl, &mr), 0);
 	r.hca_va = 0x1000;		/* implicit at another iova: EINVAL, as mlx5 */
 	ck_assert_int_eq(droce_mr_reg_check(&r), -EINVAL);
 	r.hca_va = 0;
-	r.access = LW;			/* odp without ON_DEMAND */
+	r.access = LW;			/* indirect without ON_DEMAND: an ordinary range */
 	r.length = 4096;
-	ck_assert_int_eq(droce_mr_reg_check(&r), -EINVAL);
+	ck_assert_int_eq(droce_mr_reg_check(&r), 0);
+}
+END_TEST
+
+/*
+ * An ordinary region its client could not move: indirect without
+ * ON_DEMAND. It answers as an ODP one but takes atomics, and
+ * droce_access_atomic() names the word by its client address.
+ */
+START_TEST(test_mr_indirect_ordinary_takes_atomics_by_client_address)
+{
+	struct droce_mr_reg r = reg_args(LW | RW | RR | RA);
+	struct droce_mr mr, mapped;
+	uint64_t addr = 0, *host = (uint64_t *)(uintptr_t)1;
+	void *p = NULL;
+	bool odp;
+	int fd = -1;
+
+	r.host = NULL;
+	r.indirect = true;
+	r.mem_fd = 42;
+	r.hca_va = 0x9000;
+	must_register(&mr, &r);
+	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD, QPN, 0x9000 + 64, 64,
+					    DROCE_ACC_REMOTE_WRITE, &p), DROCE_ACC_ODP);
+	ck_assert_int_eq(droce_access_check(tbl, mr.rkey, PD, QPN, 0x9000 + 16, 8,
+					    DROCE_ACC_REMOTE_ATOMIC, &p), DROCE_ACC_ODP);
+	ck_assert_int_eq(droce_access_atomic(tbl, mr.rkey, PD, QPN, 0x9000 + 16, &host, &addr,
+					     &fd), DROCE_ACC_ODP);
+	ck_assert_ptr_null(host);
+	ck_assert_uint_eq(addr, CLIENT_VA + 16);
+	ck_assert_int_eq(fd, 42);
+	odp = true;
+	ck_assert_int_eq(droce_access_odp(tbl, mr.lkey, PD, QPN, 0x9000, 64, DROCE_ACC_LOCAL_WRITE,
+					  &addr, &fd, &odp), DROCE_ACC_ODP);
+	ck_assert(!odp);			/* an ordinary region: counted apart */
+	/* misaligned and out of range as for any region */
+	ck_assert_int_eq(droce_access_atomic(tbl, mr.rkey, PD, QPN, 0x9000 + 4, &host, &addr,
+					     &fd), DROCE_ACC_ALIGN);
+	ck_assert_int_eq(droce_access_atomic(tbl, mr.rkey, PD, QPN, 0x9000 + sizeof(buf), &host,
+					     &addr, &fd), DROCE_ACC_RANGE);
+	/* a mapped region: the engine pointer and the same client address */
+	r = reg_args(LW | RW | RA);
+	must_register(&mapped, &r);
+	ck_assert_int_eq(droce_access_atomic(tbl, mapped.rkey, PD, QPN, CLIENT_VA + 16, &host,
+					     &addr, &fd), DROCE_ACC_OK);
+	ck_assert_ptr_eq(host, (uint64_t *)(void *)(buf + 16));
+	ck_assert_uint_eq(addr, CLIENT_VA + 16);
+	ck_assert_int_eq(droce_mr_deregister(tbl, &mapped), 0);
+	ck_assert_int_eq(droce_mr_deregister(tbl, &mr), 0);
+	/* without the right: refused */
+	r = reg_args(LW | RW);
+	r.host = NULL;
+	r.indirect = true;
+	must_register(&mr, &r);
+	ck_assert_int_eq(droce_access_atomic(tbl, mr.rkey, PD, QPN, CLIENT_VA, &host, &addr, &fd),
+			 DROCE_ACC_ACCESS);
+	ck_assert_int_eq(droce_mr_deregister(tbl, &mr), 0);
 }
 END_TEST
 
@@ -711,6 +772,7 @@ verbs_tcase_mr_reg(void)
 	tcase_add_test(tc, test_mr_reg_explicit_odp_registers_and_implicit_odp_is_eopnotsupp);
 	tcase_add_test(tc, test_mr_odp_answers_the_client_address_and_refuses_atomics);
 	tcase_add_test(tc, test_mr_implicit_odp_covers_the_address_space_at_iova_0);
+	tcase_add_test(tc, test_mr_indirect_ordinary_takes_atomics_by_client_address);
 	tcase_add_test(tc, test_mr_reg_hugetlb_is_accepted);
 	tcase_add_test(tc, test_mr_reg_range_reaching_2_pow_64_is_einval);
 	tcase_add_test(tc, test_mr_register_fills_keys_addresses_and_publishes);
