@@ -147,16 +147,7 @@ struct fault_priv {
 
 static const struct eth_dev_ops fault_ops;
 
-/* ---- PRNG: splitmix64 seeds xorshift64* streams (Vigna) ---- */
-
-static uint64_t
-splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
+/* ---- PRNG: splitmix64 (fault_bottleneck.h) seeds xorshift64* streams (Vigna) ---- */
 
 static inline uint64_t
 rng_next(uint64_t *s)

@@ -15,19 +15,10 @@
 #define ETH_P_QINQ	0x88a8
 #define ECN_CE		3
 
-static uint64_t
-mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static uint32_t
 draw(struct fault_bn *b)
 {
-	b->rng = mix(b->rng);
+	b->rng = splitmix64(b->rng);
 	return (uint32_t)(b->rng >> 32);
 }
 

@@ -48,6 +48,16 @@ struct fault_bn {
 
 #define FAULT_BN_FRAC	16
 
+/* Vigna's splitmix64: seeds the fault streams, and is the marking draws' stream */
+static inline uint64_t
+splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 enum fault_bn_verdict {
 	FAULT_BN_PASS,			/* queued */
 	FAULT_BN_MARK,			/* queued; set CE in its IP header */
