@@ -221,8 +221,10 @@ test_queries(struct ibv_context *ctx)
 
 /*
  * System V segments: one removed and attached only here is private memory
- * and is moved (UCX's memory pools on hugepages); one that can still be
- * attached elsewhere is shared memory: registered through its own file.
+ * and is moved (UCX's memory pools on hugepages), or where its move cannot
+ * be held (no userfaultfd write protection for it) registered unmoved,
+ * indirect; one that can still be attached elsewhere is shared memory:
+ * registered through its own file.
  */
 static void
 sysv_segment_one(struct ibv_pd *pd, size_t len, int huge)
@@ -230,6 +232,7 @@ sysv_segment_one(struct ibv_pd *pd, size_t len, int huge)
 	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600 | huge);
 	struct ibv_mr *mr;
+	bool moved;
 	char *seg;
 	size_t i;
 	int ret;
@@ -251,7 +254,9 @@ sysv_segment_one(struct ibv_pd *pd, size_t len, int huge)
 	mr = ibv_reg_mr(pd, seg + (huge ? 0 : 100), huge ? len : 4096, rw);
 	CHECK(mr != NULL, "reg_mr of a removed System V segment%s: %s", huge ? " (hugetlb)" : "",
 	      strerror(errno));
-	CHECK(mapped_from_memfd(seg + 100, 1), "removed System V segment not moved");
+	moved = mapped_from_memfd(seg + 100, 1);
+	printf("note removed System V segment%s %s\n", huge ? " (hugetlb)" : "",
+	       moved ? "moved" : "registered unmoved (indirect)");
 	for (i = 0; i < len && seg[i] == (char)(i % 512 ? 0 : i >> 9); i++)
 		;
 	CHECK(i == len, "System V segment's contents changed at %zu", i);
@@ -259,8 +264,9 @@ sysv_segment_one(struct ibv_pd *pd, size_t len, int huge)
 	/* what was not moved is still the segment: shmdt detaches it; all moved: EINVAL */
 	errno = 0;
 	ret = shmdt(seg);
-	CHECK(huge ? ret == -1 && errno == EINVAL : ret == 0,
-	      "shmdt of a%s moved segment: %d, errno %d", huge ? " wholly" : " partly", ret, errno);
+	CHECK(huge && moved ? ret == -1 && errno == EINVAL : ret == 0,
+	      "shmdt of a%s segment: %d, errno %d",
+	      !moved ? "n unmoved" : huge ? " wholly moved" : " partly moved", ret, errno);
 	munmap(seg, len);
 }
 
