@@ -495,6 +495,15 @@ void droce_tqp_rx(struct droce_tqp *qp, const struct droce_pkt *pkt,
  */
 unsigned int droce_tqp_poll(struct droce_tqp *qp, uint64_t now, unsigned int budget);
 
+/**
+ * A QP about to be destroyed sends what its responder still owes: READ
+ * responses, atomic replies and the coalesced ACK, which a NIC has sent
+ * by the time the application sees the receive's completion (else the
+ * peer's last SEND is never acknowledged and ends in retries). Requests
+ * are not sent. @return packets transmitted.
+ */
+unsigned int droce_tqp_flush_responder(struct droce_tqp *qp);
+
 /** Run the retransmit and RNR timers. */
 void droce_tqp_timer(struct droce_tqp *qp, uint64_t now);
 /** When droce_tqp_timer() next has something to do; UINT64_MAX: never. */

@@ -692,6 +692,20 @@ resp_atomic_reply(struct droce_tqp *qp, struct droce_tqp_res *r)
 }
 
 unsigned int
+droce_tqp_flush_responder(struct droce_tqp *qp)
+{
+	unsigned int sent = 0, k, i;
+
+	for (i = 0; i < 1024 && (qp->resp.ack_pending || qp->resp.res_pending > 0); i++) {
+		k = resp_poll(qp, 32);
+		if (k == 0)
+			break;		/* the wire refuses, or nothing may go */
+		sent += k;
+	}
+	return sent;
+}
+
+unsigned int
 resp_poll(struct droce_tqp *qp, unsigned int budget)
 {
 	unsigned int sent = 0, i, n;

@@ -74,6 +74,13 @@ engine_qp_send_out(struct droce_engine *eng, struct dev_qp *qp)
 	uint64_t now = droce_now_ns();
 	unsigned int i;
 
+	if (qp->tqp.attr.type == IBV_QPT_RC) {
+		/* not its requests: only what it owes its peer (the last ACK) */
+		if (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
+		    qp->state == IBV_QPS_SQD)
+			(void)droce_tqp_flush_responder(&qp->tqp);
+		return;
+	}
 	if (qp->tqp.attr.type != IBV_QPT_UD || qp->state != IBV_QPS_RTS)
 		return;
 	engine_qp_drain(eng, qp, now);

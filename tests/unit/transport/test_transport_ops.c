@@ -58,6 +58,42 @@ START_TEST(test_rc_send_delivers_every_size_intact)
 }
 END_TEST
 
+/* sim_run() condition: node 1 has the receive's completion */
+static bool
+recv_done(struct sim *sim, void *arg)
+{
+	(void)arg;
+	return test_cq_count(&sim->node[1].rcq[0]) > 0;
+}
+
+START_TEST(test_rc_destroy_sends_the_owed_ack)
+{
+	struct test_pair p;
+	struct droce_send_wqe w;
+	uint64_t before;
+
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 42, 0);
+	ck_assert_int_eq(sim_post_recv(&p.sim->node[1], 0, 1, p.buf[1], BUF_BYTES, p.key[1]), 0);
+	w = test_wqe(IBV_WR_SEND, 1, p.buf[0], 100, p.key[0]);
+	ck_assert_int_eq(droce_tqp_post_send(&p.sim->node[0].qp[0], &w), 0);
+	/* stop as the receive completes: its ACK is coalesced, not yet sent */
+	ck_assert(sim_run(p.sim, recv_done, NULL, p.sim->now + 1000ull * 1000 * 1000));
+	ck_assert(p.sim->node[1].qp[0].resp.ack_pending);
+	before = p.sim->frames_sent;
+	ck_assert_uint_eq(droce_tqp_flush_responder(&p.sim->node[1].qp[0]), 1);
+	ck_assert(!p.sim->node[1].qp[0].resp.ack_pending);
+	ck_assert_uint_eq(p.sim->frames_sent, before + 1);
+	/* the requester completes on that ACK alone: the responder never polls again */
+	droce_tqp_fini(&p.sim->node[1].qp[0]);
+	p.sim->node[1].qp[0].ops = NULL;
+	ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+	ck_assert_uint_eq(p.sim->node[0].scq[0].c[p.sim->node[0].scq[0].head].status,
+			  IBV_WC_SUCCESS);
+	ck_assert_uint_eq(droce_tqp_flush_responder(&p.sim->node[0].qp[0]), 0);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 START_TEST(test_rc_send_with_imm_and_inv_report_flags)
 {
 	struct test_pair p;
@@ -497,6 +533,7 @@ tcase_transport_ops(void)
 	TCase *tc = tcase_create("ops");
 
 	tcase_add_loop_test(tc, test_rc_send_delivers_every_size_intact, 0, DROCE_DIM(sizes));
+	tcase_add_test(tc, test_rc_destroy_sends_the_owed_ack);
 	tcase_add_test(tc, test_rc_send_with_imm_and_inv_report_flags);
 	tcase_add_loop_test(tc, test_rc_write_places_data_without_receive_wqe, 0, DROCE_DIM(sizes));
 	tcase_add_test(tc, test_rc_write_with_imm_consumes_receive_wqe);
