@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_dev.h>
 #include <rte_eal.h>
+#include <rte_ethdev.h>
 
 #include "droce_wire.h"
 #include "droce_wire_gid.h"
@@ -276,4 +278,54 @@ t_roce(struct tframe *f, const uint8_t dmac[6], const uint8_t smac[6], const uin
        const uint8_t dgid[16])
 {
 	t_roce_op(f, dmac, smac, sgid, dgid, DROCE_OP_UD_SEND_ONLY, 16);
+}
+
+/* ---- a fault port over a hotplugged net_ring loop ---- */
+
+void
+pmd_test_port_start(uint16_t port, struct rte_mempool *mp)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_link link;
+
+	memset(&conf, 0, sizeof(conf));
+	ck_assert_int_eq(rte_eth_dev_configure(port, 1, 1, &conf), 0);
+	ck_assert_int_eq(rte_eth_rx_queue_setup(port, 0, 512, 0, NULL, mp), 0);
+	ck_assert_int_eq(rte_eth_tx_queue_setup(port, 0, 512, 0, NULL), 0);
+	ck_assert_int_eq(rte_eth_dev_start(port), 0);
+	ck_assert_int_eq(rte_eth_link_get_nowait(port, &link), 0);
+	ck_assert_uint_eq(link.link_status, RTE_ETH_LINK_UP);
+}
+
+uint16_t
+pmd_test_fault_up(const char *tag, unsigned int no, const char *params, struct rte_mempool *mp,
+		  char ring[32])
+{
+	char fault[32], args[256];
+	uint16_t port;
+	int ret;
+
+	snprintf(ring, 32, "net_ring_%s%u", tag, no);
+	snprintf(fault, sizeof(fault), "net_droce_fault_%s%u", tag, no);
+	snprintf(args, sizeof(args), "%s,port=%s,%s", fault, ring, params);
+	ck_assert_int_eq(rte_dev_probe(ring), 0);
+	ret = rte_dev_probe(args);
+	ck_assert_msg(ret == 0, "probe %s: %d", args, ret);
+	ck_assert_int_eq(rte_eth_dev_get_port_by_name(fault, &port), 0);
+	pmd_test_port_start(port, mp);
+	return port;
+}
+
+void
+pmd_test_fault_down(uint16_t port, const char *ring)
+{
+	struct rte_eth_dev_info di;
+	uint16_t rp;
+
+	ck_assert_int_eq(rte_eth_dev_stop(port), 0);
+	ck_assert_int_eq(rte_eth_dev_info_get(port, &di), 0);
+	ck_assert_int_eq(rte_dev_remove(di.device), 0);
+	ck_assert_int_eq(rte_eth_dev_get_port_by_name(ring, &rp), 0);
+	ck_assert_int_eq(rte_eth_dev_info_get(rp, &di), 0);
+	ck_assert_int_eq(rte_dev_remove(di.device), 0);
 }

@@ -28,6 +28,24 @@ void pmd_test_eal_cleanup(void);
 /* Run @p s without forking. @return the number of failed tests. */
 int pmd_test_run(Suite *s);
 
+/* ---- a fault port over a hotplugged net_ring loop ---- */
+
+struct rte_mempool;
+
+/* One RX and one TX queue of 512 (RX from @p mp), started, link up. */
+void pmd_test_port_start(uint16_t port, struct rte_mempool *mp);
+
+/*
+ * Hotplug net_ring_<tag><no> and net_droce_fault_<tag><no> over it with
+ * @p params, and start it. @return the fault port; @p ring (32 bytes) gets
+ * the ring's name for pmd_test_fault_down().
+ */
+uint16_t pmd_test_fault_up(const char *tag, unsigned int no, const char *params,
+			   struct rte_mempool *mp, char ring[32]);
+
+/* Stop the fault port and remove it and its ring. */
+void pmd_test_fault_down(uint16_t port, const char *ring);
+
 /* ---- frames ---- */
 
 struct tframe {

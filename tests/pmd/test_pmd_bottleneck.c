@@ -290,26 +290,14 @@ collect(uint16_t port, struct bn_result *r)
 static void
 bn_scenario(const char *params, struct bn_result *r, uint64_t *t_sent)
 {
-	char ring[32], fault[32], args[256];
 	struct rte_mbuf *m[N_FRAMES];
-	struct rte_eth_conf conf;
-	struct rte_eth_dev_info di;
-	uint16_t port, rp;
 	unsigned int i, sent = 0;
+	char ring[32];
+	uint16_t port;
 	uint64_t end;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(ring, sizeof(ring), "net_ring_bn%u", scenario_no);
-	snprintf(fault, sizeof(fault), "net_droce_fault_bn%u", scenario_no++);
-	snprintf(args, sizeof(args), "%s,port=%s,%s", fault, ring, params);
-	ck_assert_int_eq(rte_dev_probe(ring), 0);
-	ck_assert_msg(rte_dev_probe(args) == 0, "probe %s", args);
-	ck_assert_int_eq(rte_eth_dev_get_port_by_name(fault, &port), 0);
-	memset(&conf, 0, sizeof(conf));
-	ck_assert_int_eq(rte_eth_dev_configure(port, 1, 1, &conf), 0);
-	ck_assert_int_eq(rte_eth_rx_queue_setup(port, 0, 512, 0, NULL, mp), 0);
-	ck_assert_int_eq(rte_eth_tx_queue_setup(port, 0, 512, 0, NULL), 0);
-	ck_assert_int_eq(rte_eth_dev_start(port), 0);
+	port = pmd_test_fault_up("bn", scenario_no++, params, mp, ring);
 	for (i = 0; i < N_FRAMES; i++)
 		m[i] = ip_frame(i, i % 2 == 0);
 	*t_sent = rte_get_timer_cycles();
@@ -322,12 +310,7 @@ bn_scenario(const char *params, struct bn_result *r, uint64_t *t_sent)
 		ck_assert_int_eq(droce_fault_stats(port, &r->fs), 0);
 	} while (rte_get_timer_cycles() < end && r->n + r->fs.rx.bn_dropped +
 		 r->fs.tx.bn_dropped < N_FRAMES);
-	ck_assert_int_eq(rte_eth_dev_stop(port), 0);
-	ck_assert_int_eq(rte_eth_dev_info_get(port, &di), 0);
-	ck_assert_int_eq(rte_dev_remove(di.device), 0);
-	ck_assert_int_eq(rte_eth_dev_get_port_by_name(ring, &rp), 0);
-	ck_assert_int_eq(rte_eth_dev_info_get(rp, &di), 0);
-	ck_assert_int_eq(rte_dev_remove(di.device), 0);
+	pmd_test_fault_down(port, ring);
 	ck_assert_uint_eq(rte_mempool_in_use_count(mp), 0);
 }
 

@@ -112,21 +112,6 @@ rx_all(uint16_t port, struct result *r)
 		}
 }
 
-static void
-port_start(uint16_t port)
-{
-	struct rte_eth_conf conf;
-	struct rte_eth_link link;
-
-	memset(&conf, 0, sizeof(conf));
-	ck_assert_int_eq(rte_eth_dev_configure(port, 1, 1, &conf), 0);
-	ck_assert_int_eq(rte_eth_rx_queue_setup(port, 0, 512, 0, NULL, mp), 0);
-	ck_assert_int_eq(rte_eth_tx_queue_setup(port, 0, 512, 0, NULL), 0);
-	ck_assert_int_eq(rte_eth_dev_start(port), 0);
-	ck_assert_int_eq(rte_eth_link_get_nowait(port, &link), 0);
-	ck_assert_uint_eq(link.link_status, RTE_ETH_LINK_UP);
-}
-
 /* Send @p n numbered frames through @p port and collect what comes back. */
 static void
 pump(uint16_t port, unsigned int n, struct result *r, unsigned int settle_ms)
@@ -158,32 +143,14 @@ pump(uint16_t port, unsigned int n, struct result *r, unsigned int settle_ms)
 static void
 scenario(const char *params, unsigned int n, struct result *r, unsigned int settle_ms)
 {
-	char ring[32], fault[32], args[256];
+	char ring[32];
 	uint16_t port;
-	int ret;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(ring, sizeof(ring), "net_ring_sc%u", scenario_no);
-	snprintf(fault, sizeof(fault), "net_droce_fault_sc%u", scenario_no++);
-	snprintf(args, sizeof(args), "%s,port=%s,%s", fault, ring, params);
-	ck_assert_int_eq(rte_dev_probe(ring), 0);
-	ret = rte_dev_probe(args);
-	ck_assert_msg(ret == 0, "probe %s: %d", args, ret);
-	ck_assert_int_eq(rte_eth_dev_get_port_by_name(fault, &port), 0);
-	port_start(port);
+	port = pmd_test_fault_up("sc", scenario_no++, params, mp, ring);
 	pump(port, n, r, settle_ms);
 	ck_assert_int_eq(droce_fault_stats(port, &r->fs), 0);
-	ck_assert_int_eq(rte_eth_dev_stop(port), 0);
-	{
-		struct rte_eth_dev_info di;
-		uint16_t rp;
-
-		ck_assert_int_eq(rte_eth_dev_info_get(port, &di), 0);
-		ck_assert_int_eq(rte_dev_remove(di.device), 0);
-		ck_assert_int_eq(rte_eth_dev_get_port_by_name(ring, &rp), 0);
-		ck_assert_int_eq(rte_eth_dev_info_get(rp, &di), 0);
-		ck_assert_int_eq(rte_dev_remove(di.device), 0);
-	}
+	pmd_test_fault_down(port, ring);
 	ck_assert_uint_eq(rte_mempool_in_use_count(mp), 0);	/* nothing leaked */
 	ck_assert_uint_eq(r->header_changed, 0);
 }
@@ -229,7 +196,7 @@ START_TEST(test_no_faults_passes_everything_in_order)
 	int n;
 
 	ck_assert_int_eq(rte_eth_dev_get_port_by_name("net_droce_fault1", &f1), 0);
-	port_start(f1);
+	pmd_test_port_start(f1, mp);
 	memset(&res_a, 0, sizeof(res_a));
 	pump(f1, 500, &res_a, 5);
 	ck_assert_uint_eq(res_a.n, 500);
@@ -374,20 +341,13 @@ END_TEST
 
 START_TEST(test_delay_delivers_late)
 {
-	char ring[32], fault[32], args[128];
-	struct rte_eth_dev_info di;
+	char ring[32];
 	struct rte_mbuf *m[10];
-	uint16_t port, rp, i;
+	uint16_t port, i;
 	uint64_t t0, t_first = 0;
 
 	memset(&res_a, 0, sizeof(res_a));
-	snprintf(ring, sizeof(ring), "net_ring_dl%u", scenario_no);
-	snprintf(fault, sizeof(fault), "net_droce_fault_dl%u", scenario_no++);
-	snprintf(args, sizeof(args), "%s,port=%s,delay_us=20000,dir=tx", fault, ring);
-	ck_assert_int_eq(rte_dev_probe(ring), 0);
-	ck_assert_int_eq(rte_dev_probe(args), 0);
-	ck_assert_int_eq(rte_eth_dev_get_port_by_name(fault, &port), 0);
-	port_start(port);
+	port = pmd_test_fault_up("dl", scenario_no++, "delay_us=20000,dir=tx", mp, ring);
 	for (i = 0; i < 10; i++) {
 		m[i] = rte_pktmbuf_alloc(mp);
 		frame_fill((uint8_t *)rte_pktmbuf_append(m[i], FRAME_LEN), i);
@@ -407,12 +367,7 @@ START_TEST(test_delay_delivers_late)
 		ck_assert_uint_eq(res_a.seq[i], i);
 	ck_assert_int_eq(droce_fault_stats(port, &res_a.fs), 0);
 	ck_assert_uint_eq(res_a.fs.tx.delayed, 10);
-	ck_assert_int_eq(rte_eth_dev_stop(port), 0);
-	ck_assert_int_eq(rte_eth_dev_info_get(port, &di), 0);
-	ck_assert_int_eq(rte_dev_remove(di.device), 0);
-	ck_assert_int_eq(rte_eth_dev_get_port_by_name(ring, &rp), 0);
-	ck_assert_int_eq(rte_eth_dev_info_get(rp, &di), 0);
-	ck_assert_int_eq(rte_dev_remove(di.device), 0);
+	pmd_test_fault_down(port, ring);
 }
 END_TEST
 
