@@ -86,14 +86,20 @@ restart_increase(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p, 
 	rp->timer_next = now + p->rpg_time_reset * NS_PER_US;
 }
 
+/* bits per second of @p bytes sent over @p span_ns (> 0) */
+static uint64_t
+bits_per_s(uint64_t bytes, uint64_t span_ns)
+{
+	return (uint64_t)((unsigned __int128)bytes * 8 * 1000000000ull / span_ns);
+}
+
 void
 droce_dcqcn_rp_meter_roll(struct droce_dcqcn_rp *rp, uint64_t now)
 {
 	uint64_t span = now - rp->meter_start;
 
 	if (span > 0) {
-		rp->metered = (uint64_t)((unsigned __int128)rp->meter_bytes * 8 * 1000000000ull /
-					 span);
+		rp->metered = bits_per_s(rp->meter_bytes, span);
 		rp->metered_end = now;
 		rp->metered_span = span;
 	}
@@ -111,8 +117,7 @@ droce_dcqcn_rp_sent_rate(const struct droce_dcqcn_rp *rp, uint64_t now)
 		r = rp->metered;
 	if (rp->meter_pkts >= DROCE_DCQCN_METER_PKTS / 4 && span >= DROCE_DCQCN_METER_NS / 4 &&
 	    now - rp->meter_last <= DROCE_DCQCN_METER_IDLE_NS) {
-		uint64_t cur = (uint64_t)((unsigned __int128)rp->meter_bytes * 8 * 1000000000ull /
-					  span);
+		uint64_t cur = bits_per_s(rp->meter_bytes, span);
 
 		if (cur > r)
 			r = cur;
@@ -120,32 +125,23 @@ droce_dcqcn_rp_sent_rate(const struct droce_dcqcn_rp *rp, uint64_t now)
 	return r;
 }
 
-/* RC, or the rate the QP was really sending at if that is lower */
-static uint64_t
-rate_in_use(const struct droce_dcqcn_rp *rp, uint64_t now)
-{
-	uint64_t sent = droce_dcqcn_rp_sent_rate(rp, now);
-
-	return sent != 0 && sent < rp->rc ? sent : rp->rc;
-}
-
 static void
 cut(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p, uint64_t now)
 {
 	double factor = rp->alpha * 1024.0 / (double)(1u << p->rpg_gd);
-	uint64_t base = rp->rc;
-	uint64_t floor_dec = base / 100 * p->rpg_min_dec_fac + base % 100 * p->rpg_min_dec_fac / 100;
+	uint64_t floor_dec = rp->rc / 100 * p->rpg_min_dec_fac +
+			     rp->rc % 100 * p->rpg_min_dec_fac / 100;
 	uint64_t rc;
 
 	if (factor > 1.0)
 		factor = 1.0;
-	rc = (uint64_t)((double)base * (1.0 - factor));
+	rc = (uint64_t)((double)rp->rc * (1.0 - factor));
 	if (rc < floor_dec)
 		rc = floor_dec;
 	if (rc < mbps(p->rpg_min_rate))
 		rc = mbps(p->rpg_min_rate);
 	if (p->clamp_tgt_rate || (p->clamp_tgt_rate_after_time_inc && rp->t_stage > 0))
-		rp->rt = base;
+		rp->rt = rp->rc;
 	rp->rc = rc < rp->rc ? rc : rp->rc;
 	rp->last_cut = now;
 	rp->cut_pending = false;
@@ -223,9 +219,12 @@ droce_dcqcn_rp_cnp(struct droce_dcqcn_rp *rp, const struct droce_dcqcn_params *p
 {
 	if (!rp->limited) {
 		/* a QP's first CNP (or the first since it recovered) */
+		uint64_t sent = droce_dcqcn_rp_sent_rate(rp, now);
+
 		rp->limited = true;
 		rp->rc = line_rate(rp, p);
-		rp->rc = rate_in_use(rp, now);	/* what it really sent before congestion */
+		if (sent != 0 && sent < rp->rc)
+			rp->rc = sent;		/* what it really sent before congestion */
 		rp->rt = rp->rc;
 		rp->alpha = p->initial_alpha_value / 1024.0;
 		rp->alpha_next = now + p->dce_tcp_rtt * NS_PER_US;
