@@ -71,6 +71,10 @@ enum droce_pkt_flag {
 	DROCE_PKT_F_VLAN      = 1u << 0,	/**< has an 802.1Q tag */
 	DROCE_PKT_F_IPV6      = 1u << 1,	/**< IPv6, else IPv4 */
 	DROCE_PKT_F_TRUNCATED = 1u << 2,	/**< capture holds headers only: no payload, no ICRC check */
+	/** IPv4 checksum 0xffff (-0) where 0 sums the same: Linux's nftables writes
+	 * it after rewriting a header. Set by the full parse (not parse_rx);
+	 * build writes it back, so that it stays parse's inverse */
+	DROCE_PKT_F_IPV4_CSUM_NEG0 = 1u << 3,
 };
 
 /**

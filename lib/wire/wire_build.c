@@ -185,6 +185,8 @@ droce_pkt_build_hdrs(struct droce_pkt *pkt, void *buf, uint32_t cap)
 		memcpy(ip + 16, &a, 4);
 		/* the sum is of the words as they lie in memory: store as is */
 		csum = (uint16_t)~droce_ipv4_hdr_sum(ip);
+		if (csum == 0 && (pkt->flags & DROCE_PKT_F_IPV4_CSUM_NEG0))
+			csum = 0xffff;
 		memcpy(ip + 10, &csum, 2);
 		udp = ip + DROCE_IPV4_BYTES;
 	}

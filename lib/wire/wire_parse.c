@@ -141,10 +141,9 @@ ipv4_lengths:
 		ip_total = load_be16(ip + 2);
 		if (ip_total < DROCE_IPV4_BYTES + DROCE_UDP_BYTES || off + ip_total > wire_len)
 			DROP(IP_LEN);
-		/* a correct header sums to 0xffff, checksum included (RFC 1071); a
-		 * checksum of 0xffff (-0) is never computed for a non-zero header
-		 * (RFC 1624), so it is refused too and parse stays build's inverse */
-		if (!droce_ipv4_hdr_ok(ip) || (ip[10] & ip[11]) == 0xff)
+		/* a correct header sums to 0xffff, checksum included (RFC 1071),
+		 * also with the -0 checksum an incremental update may leave */
+		if (!droce_ipv4_hdr_ok(ip))
 			DROP(IPV4_CSUM);
 		*udp_off = off + DROCE_IPV4_BYTES;
 		*ip_end = off + ip_total;
@@ -214,6 +213,8 @@ decode_rest(struct droce_pkt *pkt, const uint8_t *f)
 		pkt->ip_frag = load_be16(ip + 6);
 		pkt->ttl = ip[8];
 		pkt->flow_label = 0;
+		if ((ip[10] & ip[11]) == 0xff)	/* for build to write back */
+			pkt->flags |= DROCE_PKT_F_IPV4_CSUM_NEG0;
 		memcpy(&a, ip + 12, 4);
 		droce_gid_from_ipv4(pkt->sgid, a);
 		memcpy(&a, ip + 16, 4);

@@ -1161,6 +1161,40 @@ START_TEST(test_nonzero_udp_checksum_is_carried_not_checked)
 }
 END_TEST
 
+/*
+ * A header whose words sum to 0xffff without the checksum: its checksum is
+ * 0, and 0xffff (-0) sums the same. Linux's nftables writes -0 there after
+ * rewriting the TOS (nft_payload's checksum update): a frame Linux accepts.
+ */
+START_TEST(test_ipv4_checksum_minus_zero_is_accepted_and_rebuilt)
+{
+	struct frame fr;
+	struct droce_pkt p;
+	uint8_t re[256];
+	int hlen;
+
+	base(&fr, DROCE_OP_RC_READ_RESPONSE_MIDDLE, 0, 256);
+	put16(IP4(&fr) + 4, 0);
+	put16(IP4(&fr) + 4, tw_ipv4_csum(IP4(&fr)));	/* the identification that sums to -0 */
+	fix(&fr);
+	ck_assert_uint_eq(get16(IP4(&fr) + 10), 0);
+	ck_assert_int_eq(tw_parse_guarded(&p, fr.b, fr.caplen, fr.wire_len), DROCE_WIRE_OK);
+	ck_assert_uint_eq(p.flags & DROCE_PKT_F_IPV4_CSUM_NEG0, 0);
+
+	put16(IP4(&fr) + 10, 0xffff);	/* masked by the ICRC */
+	ck_assert_int_eq(tw_parse_guarded(&p, fr.b, fr.caplen, fr.wire_len), DROCE_WIRE_OK);
+	ck_assert_uint_ne(p.flags & DROCE_PKT_F_IPV4_CSUM_NEG0, 0);
+	hlen = droce_pkt_build_hdrs(&p, re, sizeof(re));
+	ck_assert_int_gt(hlen, 0);
+	ck_assert_mem_eq(re, fr.b, (size_t)hlen);
+
+	/* any other checksum that does not sum to -0 stays a drop */
+	put16(IP4(&fr) + 10, 0xfffe);
+	ck_assert_int_eq(tw_parse_guarded(&p, fr.b, fr.caplen, fr.wire_len),
+			 DROCE_WIRE_DROP_IPV4_CSUM);
+}
+END_TEST
+
 /* ---- building ---- */
 
 START_TEST(test_build_rejects_an_undefined_opcode)
@@ -1279,6 +1313,7 @@ test_wire_parse_tcase(void)
 	tcase_add_test(tc, test_drop_reasons_have_names_and_descriptions);
 	tcase_add_test(tc, test_ipv4_df_and_reserved_flag_are_not_fragments);
 	tcase_add_test(tc, test_nonzero_udp_checksum_is_carried_not_checked);
+	tcase_add_test(tc, test_ipv4_checksum_minus_zero_is_accepted_and_rebuilt);
 	tcase_add_test(tc, test_build_rejects_an_undefined_opcode);
 	tcase_add_loop_test(tc, test_build_into_a_short_buffer_fails_without_writing,
 			    0, DROCE_DIM(variants));
