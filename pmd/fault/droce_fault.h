@@ -47,6 +47,14 @@
  *                  them, always at ecn_max and above (ecn_min alone: a
  *                  step there); frames that are not ECN-capable are never
  *                  marked (counted as bn_not_ect). No ecn_*: no marking.
+ *   ecn_at=dequeue the same decision as a frame leaves the queue, d the
+ *                  bytes queued behind it then (default enqueue: as it
+ *                  arrives): the mark reaches the receiver without the
+ *                  queue's delay, as on a switch that marks at dequeue
+ *   hold=1         (dir=tx only) a full queue refuses frames instead of
+ *                  dropping them: tx_burst returns fewer and the caller
+ *                  keeps the rest (counted as bn_held), as a host's own
+ *                  link does: its NIC's ring fills and the host waits
  * Frames leave the queue at the link's rate, in order; delay_us is added
  * after it (the wire's own delay). The marking draws come from their own
  * stream, so they never change the other faults' pattern for a seed.
@@ -60,8 +68,8 @@
  * "rx_fault_lost", "rx_fault_dup", "rx_fault_corrupt", "rx_fault_reorder",
  * "rx_fault_delayed", "rx_fault_nomem", the bottleneck's "rx_fault_bn_marked",
  * "rx_fault_bn_dropped", "rx_fault_bn_not_ect", "rx_fault_bn_max_queue"
- * (the deepest it held, bytes), and the same with "tx_"; the basic
- * stats count what was delivered (ipackets) and what reached the wrapped
+ * (the deepest it held, bytes), "rx_fault_bn_held" (0: hold is TX's),
+ * "rx_fault_bn_queue" (its depth when read, bytes), and the same with "tx_"; the basic stats count what was delivered (ipackets) and what reached the wrapped
  * port (opackets). droce_fault_stats() reads them as a struct.
  *
  * Threading: RX and TX of a queue may run on different lcores; the held
@@ -88,6 +96,8 @@ struct droce_fault_dir_stats {
 	uint64_t bn_dropped;	/**< bottleneck: frames its queue had no room for */
 	uint64_t bn_not_ect;	/**< bottleneck: frames due a mark that were not ECN-capable */
 	uint64_t bn_max_queue;	/**< bottleneck: the deepest queue, bytes */
+	uint64_t bn_held;	/**< bottleneck, hold=1: frames refused while its queue was full */
+	uint64_t bn_queue;	/**< bottleneck: its depth now, bytes (not a counter) */
 };
 
 /** Both directions. */

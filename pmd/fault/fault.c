@@ -64,10 +64,12 @@ RTE_LOG_REGISTER(fault_logtype, pmd.droce.fault, NOTICE);
 #define ARG_ECN_MIN	"ecn_min"
 #define ARG_ECN_MAX	"ecn_max"
 #define ARG_ECN_PROB	"ecn_prob"
+#define ARG_HOLD	"hold"
+#define ARG_ECN_AT	"ecn_at"
 
 static const char *const valid_args[] = {
 	ARG_PORT, ARG_SEED, ARG_LOSS, ARG_DUP, ARG_REORDER, ARG_CORRUPT, ARG_DELAY, ARG_DIR,
-	ARG_RATE, ARG_QUEUE, ARG_ECN_MIN, ARG_ECN_MAX, ARG_ECN_PROB, NULL
+	ARG_RATE, ARG_QUEUE, ARG_ECN_MIN, ARG_ECN_MAX, ARG_ECN_PROB, ARG_ECN_AT, ARG_HOLD, NULL
 };
 
 #define BN_QUEUE_DEFAULT	(1u << 20)	/* bytes: a shallow-buffered switch's port */
@@ -92,6 +94,9 @@ struct fault_link {
 struct fault_frame {
 	struct rte_mbuf *m;
 	uint64_t due;			/* TSC */
+	uint64_t left;			/* TSC: it left the bottleneck's queue */
+	int32_t ecn_at;			/* ecn_at=dequeue: its IP header, -1 none */
+	bool ect;
 };
 
 struct fault_held {
@@ -213,19 +218,23 @@ stage_writable(struct fault_stage *s, struct rte_mbuf *m)
 
 /*
  * Through the bottleneck: @return false if its queue dropped *@p m, else
- * *@p due is when it has left the link (and *@p m may be a marked copy).
+ * *@p due is when it has left the link (and *@p m may be a marked copy);
+ * *@p ecn_at its IP header, for a mark decided as it leaves (ecn_at=dequeue).
  */
 static bool
-stage_bottleneck(struct fault_stage *s, struct rte_mbuf **mp, uint64_t now, uint64_t *due)
+stage_bottleneck(struct fault_stage *s, struct rte_mbuf **mp, uint64_t now, uint64_t *due,
+		 int32_t *ecn_at, bool *ect)
 {
 	struct rte_mbuf *m = *mp, *w;
 	enum fault_bn_verdict v;
 	uint8_t ecn = 0;
 	int at = fault_ecn_find(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &ecn);
 
+	*ect = at >= 0 && ecn != 0;
 	rte_spinlock_lock(&s->link->lock);
-	v = fault_bn_admit(&s->link->bn, m->pkt_len, at >= 0 && ecn != 0, now, due);
+	v = fault_bn_admit(&s->link->bn, m->pkt_len, *ect, now, due);
 	rte_spinlock_unlock(&s->link->lock);
+	*ecn_at = s->link->bn.p->ecn_dequeue && s->link->bn.p->ecn ? at : -1;
 	if (v == FAULT_BN_DROP) {
 		rte_pktmbuf_free(m);
 		return false;
@@ -236,6 +245,18 @@ stage_bottleneck(struct fault_stage *s, struct rte_mbuf **mp, uint64_t now, uint
 		*mp = w;
 	}
 	return true;
+}
+
+/* hold=1: a frame the link's queue has no room for stays the sender's. */
+static bool
+link_takes(struct fault_link *l, const struct rte_mbuf *m, uint64_t now)
+{
+	bool ok;
+
+	rte_spinlock_lock(&l->lock);
+	ok = fault_bn_takes(&l->bn, m->pkt_len, now);
+	rte_spinlock_unlock(&l->lock);
+	return ok;
 }
 
 /* A frame the stage cannot hold: a bottleneck's queue drops it. */
@@ -254,11 +275,16 @@ stage_push(struct fault_stage *s, struct rte_mbuf *m, uint64_t now)
 {
 	struct fault_frame *f;
 	uint64_t due = now;
+	int32_t ecn_at = -1;
+	bool ect = false;
 
-	if (s->link != NULL && !stage_bottleneck(s, &m, now, &due))
+	if (s->link != NULL && !stage_bottleneck(s, &m, now, &due, &ecn_at, &ect))
 		return;
 	f = &s->fifo[s->tail++ & (FIFO_SIZE - 1)];
 	f->m = m;
+	f->left = due;
+	f->ecn_at = ecn_at;
+	f->ect = ect;
 	f->due = due + s->delay_cyc;	/* the delay is the wire's, past the bottleneck */
 	if (s->delay_cyc)
 		s->st.delayed++;
@@ -349,6 +375,29 @@ stage_process(struct fault_stage *s, struct rte_mbuf *m, uint64_t now)
 	}
 }
 
+/*
+ * A due frame leaves the stage: with ecn_at=dequeue the mark is decided
+ * now, by the queue it left behind (the feedback skips the queue's delay).
+ */
+static struct rte_mbuf *
+stage_frame_out(struct fault_stage *s, struct fault_frame *f)
+{
+	struct rte_mbuf *w;
+	bool mark;
+
+	if (f->ecn_at < 0)
+		return f->m;
+	rte_spinlock_lock(&s->link->lock);
+	mark = fault_bn_mark_leaving(&s->link->bn, f->ect, f->left);
+	rte_spinlock_unlock(&s->link->lock);
+	if (mark && (w = stage_writable(s, f->m)) != NULL) {
+		fault_ecn_set_ce(rte_pktmbuf_mtod(w, uint8_t *), f->ecn_at);
+		f->m = w;
+	}
+	f->ecn_at = -1;			/* decided once, even if the PMD refuses it */
+	return f->m;
+}
+
 /* Up to @p n frames whose time has come, in order. */
 static uint16_t
 stage_pop_due(struct fault_stage *s, struct rte_mbuf **out, uint16_t n, uint64_t now)
@@ -360,7 +409,7 @@ stage_pop_due(struct fault_stage *s, struct rte_mbuf **out, uint16_t n, uint64_t
 
 		if (f->due > now)
 			break;
-		out[k++] = f->m;
+		out[k++] = stage_frame_out(s, f);
 		s->out_bytes += f->m->pkt_len;
 		s->head++;
 	}
@@ -381,7 +430,7 @@ tx_flush(struct fault_txq *t, uint64_t now)
 		uint16_t k = 0, sent;
 
 		while (k < BURST && h != s->tail && s->fifo[h & (FIFO_SIZE - 1)].due <= now)
-			burst[k++] = s->fifo[h++ & (FIFO_SIZE - 1)].m;
+			burst[k++] = stage_frame_out(s, &s->fifo[h++ & (FIFO_SIZE - 1)]);
 		if (k == 0)
 			break;
 		sent = rte_eth_tx_burst(t->priv->lower, t->qid, burst, k);
@@ -465,8 +514,11 @@ fault_tx_burst(void *q, struct rte_mbuf **bufs, uint16_t n)
 	}
 	rte_spinlock_lock(&t->lock);
 	now = rte_get_tsc_cycles();
-	for (i = 0; i < n && stage_room(s) >= FIFO_RESERVE; i++)
+	for (i = 0; i < n && stage_room(s) >= FIFO_RESERVE; i++) {
+		if (s->link != NULL && s->p->bn.hold && !link_takes(s->link, bufs[i], now))
+			break;
 		stage_process(s, bufs[i], now);
+	}
 	tx_flush(t, now);
 	rte_spinlock_unlock(&t->lock);
 	return i;			/* the rest stay the caller's */
@@ -830,6 +882,8 @@ fault_sum(const struct fault_priv *priv, struct droce_fault_stats *st, uint64_t 
 		d->bn_dropped = b->dropped;
 		d->bn_not_ect = b->not_ect;
 		d->bn_max_queue = b->max_queue;
+		d->bn_held = b->held;
+		d->bn_queue = fault_bn_depth(&priv->link[i].bn, rte_get_tsc_cycles());
 	}
 }
 
@@ -882,7 +936,8 @@ fault_stats_reset(struct rte_eth_dev *dev)
 }
 
 #define XSTATS(X) X(in) X(out) X(lost) X(dup) X(corrupt) X(reorder) X(delayed) X(nomem) \
-	X(bn_marked) X(bn_dropped) X(bn_not_ect) X(bn_max_queue)
+	X(bn_marked) X(bn_dropped) X(bn_not_ect) X(bn_max_queue) X(bn_held) \
+	X(bn_queue)
 #define X_COUNT(f) + 1
 #define N_XSTATS (2 * (0 XSTATS(X_COUNT)))
 
@@ -1019,6 +1074,19 @@ arg_u64(const char *key, const char *value, void *opaque)
 	return 0;
 }
 
+static int
+arg_bool(const char *key, const char *value, void *opaque)
+{
+	bool *v = opaque;
+
+	if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
+		FAULT_LOG(ERR, "%s=%s: want 0 or 1", key, value);
+		return -EINVAL;
+	}
+	*v = value[0] == '1';
+	return 0;
+}
+
 /* N with an optional k, m or g suffix, each @p unit times the last */
 static int
 arg_scaled(const char *key, const char *value, uint64_t unit, uint64_t *v)
@@ -1072,6 +1140,19 @@ arg_dir(const char *key, const char *value, void *opaque)
 }
 
 static int
+arg_ecn_at(const char *key, const char *value, void *opaque)
+{
+	bool *dequeue = opaque;
+
+	*dequeue = strcmp(value, "dequeue") == 0;
+	if (!*dequeue && strcmp(value, "enqueue") != 0) {
+		FAULT_LOG(ERR, "%s=%s: want enqueue or dequeue", key, value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
 arg_port(const char *key, const char *value, void *opaque)
 {
 	char *name = opaque;
@@ -1086,15 +1167,16 @@ arg_port(const char *key, const char *value, void *opaque)
 
 /* The bottleneck's defaults, and what makes no sense. */
 static int
-bn_params_check(struct rte_kvargs *kv, struct fault_bn_params *bn)
+bn_params_check(struct rte_kvargs *kv, struct fault_bn_params *bn, const bool dir[2])
 {
 	bool has_min = rte_kvargs_count(kv, ARG_ECN_MIN) > 0;
 	bool has_max = rte_kvargs_count(kv, ARG_ECN_MAX) > 0;
 
 	if (bn->rate_bps == 0) {
 		if (rte_kvargs_count(kv, ARG_RATE) > 0 || rte_kvargs_count(kv, ARG_QUEUE) > 0 ||
-		    has_min || has_max || rte_kvargs_count(kv, ARG_ECN_PROB) > 0) {
-			FAULT_LOG(ERR, "queue=, ecn_min=, ecn_max= and ecn_prob= need rate= (> 0)");
+		    has_min || has_max || rte_kvargs_count(kv, ARG_ECN_PROB) > 0 ||
+		    rte_kvargs_count(kv, ARG_ECN_AT) > 0 || rte_kvargs_count(kv, ARG_HOLD) > 0) {
+			FAULT_LOG(ERR, "queue=, ecn_*= and hold= need rate= (> 0)");
 			return -EINVAL;
 		}
 		return 0;
@@ -1110,6 +1192,14 @@ bn_params_check(struct rte_kvargs *kv, struct fault_bn_params *bn)
 	if (has_min && !has_max)
 		bn->ecn_max = bn->ecn_min;	/* a step: every ECT frame above it */
 	bn->ecn = has_min || has_max;
+	if (rte_kvargs_count(kv, ARG_ECN_AT) > 0 && !bn->ecn) {
+		FAULT_LOG(ERR, "ecn_at= needs ecn_min= or ecn_max=");
+		return -EINVAL;
+	}
+	if (bn->hold && dir[DIR_RX]) {
+		FAULT_LOG(ERR, "hold=1 needs dir=tx: a wire's frames cannot be held back");
+		return -EINVAL;
+	}
 	if (bn->ecn && (bn->ecn_min > bn->ecn_max || bn->ecn_max > bn->queue)) {
 		FAULT_LOG(ERR, "want ecn_min <= ecn_max <= queue");
 		return -EINVAL;
@@ -1129,7 +1219,7 @@ parse_args(const char *args, struct fault_params *p, char *lower_name)
 	kv = rte_kvargs_parse(args ? args : "", valid_args);
 	if (kv == NULL) {
 		FAULT_LOG(ERR, "cannot parse '%s' (known: port seed loss dup reorder corrupt "
-			  "delay_us dir rate queue ecn_min ecn_max ecn_prob)", args);
+			  "delay_us dir rate queue ecn_min ecn_max ecn_prob ecn_at hold)", args);
 		return -EINVAL;
 	}
 	if (rte_kvargs_count(kv, ARG_PORT) != 1) {
@@ -1148,9 +1238,11 @@ parse_args(const char *args, struct fault_params *p, char *lower_name)
 	    rte_kvargs_process(kv, ARG_QUEUE, arg_bytes, &p->bn.queue) < 0 ||
 	    rte_kvargs_process(kv, ARG_ECN_MIN, arg_bytes, &p->bn.ecn_min) < 0 ||
 	    rte_kvargs_process(kv, ARG_ECN_MAX, arg_bytes, &p->bn.ecn_max) < 0 ||
-	    rte_kvargs_process(kv, ARG_ECN_PROB, arg_prob, &p->bn.ecn_prob) < 0)
+	    rte_kvargs_process(kv, ARG_ECN_PROB, arg_prob, &p->bn.ecn_prob) < 0 ||
+	    rte_kvargs_process(kv, ARG_ECN_AT, arg_ecn_at, &p->bn.ecn_dequeue) < 0 ||
+	    rte_kvargs_process(kv, ARG_HOLD, arg_bool, &p->bn.hold) < 0)
 		goto out;
-	if (bn_params_check(kv, &p->bn) < 0)
+	if (bn_params_check(kv, &p->bn, p->dir) < 0)
 		goto out;
 	if (p->delay_us > 10 * 1000 * 1000) {
 		FAULT_LOG(ERR, "delay_us=%" PRIu64 ": at most 10 s", p->delay_us);
@@ -1243,4 +1335,5 @@ RTE_PMD_REGISTER_VDEV(net_droce_fault, fault_vdev_drv);
 RTE_PMD_REGISTER_PARAM_STRING(net_droce_fault,
 	"port=<name|id> seed=<int> loss=<0..1> dup=<0..1> reorder=<0..1> corrupt=<0..1> "
 	"delay_us=<int> dir=<rx|tx|both> rate=<bits/s[kmg]> queue=<bytes[kmg]> "
-	"ecn_min=<bytes[kmg]> ecn_max=<bytes[kmg]> ecn_prob=<0..1>");
+	"ecn_min=<bytes[kmg]> ecn_max=<bytes[kmg]> ecn_prob=<0..1> ecn_at=<enqueue|dequeue> "
+	"hold=<0|1>");

@@ -58,6 +58,15 @@ want_mark(struct fault_bn *b, uint64_t depth)
 	return draw(b) < thr;
 }
 
+bool
+fault_bn_takes(struct fault_bn *b, uint32_t len, uint64_t now)
+{
+	if (fault_bn_depth(b, now) + len + FAULT_BN_WIRE_OVERHEAD <= b->p->queue)
+		return true;
+	b->st.held++;
+	return false;
+}
+
 enum fault_bn_verdict
 fault_bn_admit(struct fault_bn *b, uint32_t len, bool ect, uint64_t now, uint64_t *due)
 {
@@ -70,7 +79,7 @@ fault_bn_admit(struct fault_bn *b, uint32_t len, bool ect, uint64_t now, uint64_
 		b->st.dropped++;
 		return FAULT_BN_DROP;
 	}
-	if (want_mark(b, depth)) {
+	if (!b->p->ecn_dequeue && want_mark(b, depth)) {
 		if (ect)
 			v = FAULT_BN_MARK;
 		else
@@ -86,6 +95,18 @@ fault_bn_admit(struct fault_bn *b, uint32_t len, bool ect, uint64_t now, uint64_
 	b->free_at = (b->free_at > now ? b->free_at : now) + (uint64_t)send;
 	*due = b->free_at;
 	return v;
+}
+
+bool
+fault_bn_mark_leaving(struct fault_bn *b, bool ect, uint64_t left)
+{
+	if (!want_mark(b, fault_bn_depth(b, left)))
+		return false;
+	if (ect)
+		b->st.marked++;
+	else
+		b->st.not_ect++;
+	return ect;
 }
 
 int

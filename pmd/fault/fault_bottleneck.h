@@ -29,6 +29,8 @@ struct fault_bn_params {
 	bool ecn;			/* mark at all */
 	uint64_t ecn_min, ecn_max;	/* marking thresholds, bytes */
 	uint64_t ecn_prob;		/* P at ecn_max, as a threshold on a 32-bit draw */
+	bool ecn_dequeue;		/* marks decided as frames leave, by the depth behind them */
+	bool hold;			/* a full queue refuses frames instead of dropping them */
 };
 
 struct fault_bn_stats {
@@ -36,6 +38,7 @@ struct fault_bn_stats {
 	uint64_t dropped;		/* frames the queue had no room for */
 	uint64_t not_ect;		/* frames that would have been marked: not ECN-capable */
 	uint64_t max_queue;		/* deepest queue seen, bytes */
+	uint64_t held;			/* hold: frames refused while the queue was full */
 };
 
 struct fault_bn {
@@ -71,6 +74,9 @@ void fault_bn_init(struct fault_bn *b, const struct fault_bn_params *p, uint64_t
 /* Bytes waiting at @p now (the frame on the wire included). */
 uint64_t fault_bn_depth(const struct fault_bn *b, uint64_t now);
 
+/* A frame of @p len bytes fits the queue at @p now (else held: counted). */
+bool fault_bn_takes(struct fault_bn *b, uint32_t len, uint64_t now);
+
 /*
  * A frame of @p len bytes (its mbuf length) arrives at @p now; @p ect: its
  * IP header says ECN-capable. Unless dropped, *@p due is when its last bit
@@ -78,6 +84,12 @@ uint64_t fault_bn_depth(const struct fault_bn *b, uint64_t now);
  */
 enum fault_bn_verdict fault_bn_admit(struct fault_bn *b, uint32_t len, bool ect, uint64_t now,
 				     uint64_t *due);
+
+/*
+ * ecn_dequeue: a frame admitted leaves the queue at @p left (its due):
+ * true if it is to be marked CE then, by the bytes queued behind it.
+ */
+bool fault_bn_mark_leaving(struct fault_bn *b, bool ect, uint64_t left);
 
 /*
  * The ECN field of an Ethernet frame's IPv4 or IPv6 header (behind up to

@@ -10,7 +10,8 @@
  * each direction: a burst far faster than a 1 Mbit/s link fills the queue,
  * what does not fit is dropped, ECN-capable frames past ecn_max arrive
  * marked CE with a valid checksum, the others never are, and the last
- * frame cannot arrive before the link could have carried them all.
+ * frame cannot arrive before the link could have carried them all; with
+ * hold=1 (TX) nothing is dropped: the sender keeps what does not fit.
  */
 
 #include <check.h>
@@ -86,6 +87,28 @@ START_TEST(test_model_tail_drop)
 }
 END_TEST
 
+/* hold: what would be dropped is refused instead, and counted; none is dropped */
+START_TEST(test_model_hold_refuses)
+{
+	struct fault_bn_params p;
+	struct fault_bn b;
+	uint64_t due;
+	unsigned int i;
+
+	bn_setup(&b, &p, 8000000, 5000);
+	p.hold = true;
+	for (i = 0; i < 5; i++) {
+		ck_assert(fault_bn_takes(&b, 976, 0));
+		ck_assert_int_eq(fault_bn_admit(&b, 976, false, 0, &due), FAULT_BN_PASS);
+	}
+	ck_assert(!fault_bn_takes(&b, 976, 0));
+	ck_assert(!fault_bn_takes(&b, 976, 999000));
+	ck_assert_uint_eq(b.st.held, 2);
+	ck_assert(fault_bn_takes(&b, 976, 1000000));
+	ck_assert_uint_eq(b.st.dropped, 0);
+}
+END_TEST
+
 /* Marks among @p n ECN-capable frames each arriving at depth @p depth. */
 static unsigned int
 marks_at(struct fault_bn *b, uint64_t depth, unsigned int n, bool ect)
@@ -141,6 +164,34 @@ START_TEST(test_model_step_marking)
 	p.ecn_prob = P32;
 	ck_assert_uint_eq(marks_at(&b, 7999, 100, true), 0);
 	ck_assert_uint_eq(marks_at(&b, 8000, 100, true), 100);
+}
+END_TEST
+
+/*
+ * ecn_at=dequeue: nothing is marked as it arrives; as it leaves, a frame
+ * is marked by the bytes queued behind it. A burst of 20 frames of 1 000
+ * wire bytes: the first leave with 19 000 behind them, the last with none.
+ */
+START_TEST(test_model_dequeue_marking)
+{
+	struct fault_bn_params p;
+	struct fault_bn b;
+	uint64_t due[20];
+	unsigned int i;
+
+	bn_setup(&b, &p, 8000000, 1 << 20);
+	p.ecn = p.ecn_dequeue = true;
+	p.ecn_min = p.ecn_max = 8000;
+	p.ecn_prob = P32;
+	for (i = 0; i < 20; i++)
+		ck_assert_int_eq(fault_bn_admit(&b, 976, i % 2 == 0, 0, &due[i]), FAULT_BN_PASS);
+	ck_assert_uint_eq(b.st.marked, 0);
+	/* frame i leaves at (i + 1) ms with (19 - i) * 1 000 bytes behind it */
+	for (i = 0; i < 20; i++)
+		ck_assert_int_eq(fault_bn_mark_leaving(&b, i % 2 == 0, due[i]),
+				 i % 2 == 0 && i <= 11);
+	ck_assert_uint_eq(b.st.marked, 6);
+	ck_assert_uint_eq(b.st.not_ect, 6);
 }
 END_TEST
 
@@ -252,7 +303,7 @@ ip_frame(uint32_t seq, bool ect)
 
 struct bn_result {
 	unsigned int n, marked, bad_csum, out_of_order, marked_not_ect;
-	uint32_t last;
+	uint32_t last, marked_first, marked_last;
 	uint64_t t_last;
 	struct droce_fault_stats fs;
 };
@@ -276,6 +327,9 @@ collect(uint16_t port, struct bn_result *r)
 			r->t_last = rte_get_timer_cycles();
 			r->bad_csum += ip4_check(b + 14) != 0;
 			if ((b[15] & 3) == 3) {
+				if (r->marked == 0)
+					r->marked_first = seq;
+				r->marked_last = seq;
 				r->marked++;
 				r->marked_not_ect += seq & 1;	/* odd frames are not ECT */
 			}
@@ -321,14 +375,15 @@ bn_scenario(const char *params, struct bn_result *r, uint64_t *t_sent)
  * are marked if ECN-capable (the even ones).
  */
 static void
-bn_check(const char *dir)
+bn_check(const char *dir, bool dequeue)
 {
 	const struct droce_fault_dir_stats *d;
 	struct bn_result r;
 	char params[128];
 	uint64_t t_sent, min_cyc;
 
-	snprintf(params, sizeof(params), "rate=1m,queue=20k,ecn_min=7700,dir=%s", dir);
+	snprintf(params, sizeof(params), "rate=1m,queue=20k,ecn_min=7700,dir=%s%s", dir,
+		 dequeue ? ",ecn_at=dequeue" : "");
 	bn_scenario(params, &r, &t_sent);
 	d = strcmp(dir, "rx") == 0 ? &r.fs.rx : &r.fs.tx;
 	ck_assert_uint_eq(r.n + d->bn_dropped, N_FRAMES);
@@ -337,8 +392,17 @@ bn_check(const char *dir)
 	ck_assert_uint_eq(r.out_of_order, 0);
 	ck_assert_uint_eq(r.bad_csum, 0);
 	ck_assert_uint_eq(r.marked_not_ect, 0);
-	/* frames 8..19 queued behind 8 KiB or more: the even ones marked, the odd counted */
+	/*
+	 * at enqueue, frames 8..19 met 8 KiB or more; at dequeue, frames 0..11
+	 * of 20 left as much behind them: the even ones marked, the odd counted
+	 */
 	ck_assert_msg(r.marked >= 6 && r.marked <= 8, "%u marked", r.marked);
+	if (dequeue)
+		ck_assert_msg(r.marked_first == 0 && r.marked_last <= 12, "marked %u..%u",
+			      r.marked_first, r.marked_last);
+	else
+		ck_assert_msg(r.marked_first >= 8 && r.marked_last <= 21, "marked %u..%u",
+			      r.marked_first, r.marked_last);
 	ck_assert_uint_eq(d->bn_marked, r.marked);
 	ck_assert_msg(d->bn_not_ect >= 6 && d->bn_not_ect <= 8, "%lu not ECT",
 		      (unsigned long)d->bn_not_ect);
@@ -352,13 +416,42 @@ bn_check(const char *dir)
 
 START_TEST(test_vdev_bottleneck_tx)
 {
-	bn_check("tx");
+	bn_check("tx", false);
 }
 END_TEST
 
 START_TEST(test_vdev_bottleneck_rx)
 {
-	bn_check("rx");
+	bn_check("rx", false);
+}
+END_TEST
+
+START_TEST(test_vdev_bottleneck_rx_marks_at_dequeue)
+{
+	bn_check("rx", true);
+}
+END_TEST
+
+START_TEST(test_vdev_bottleneck_tx_marks_at_dequeue)
+{
+	bn_check("tx", true);
+}
+END_TEST
+
+/* hold=1: the sender keeps what the queue cannot take; every frame arrives, in order */
+START_TEST(test_vdev_bottleneck_tx_hold)
+{
+	struct bn_result r;
+	uint64_t t_sent, min_cyc;
+
+	bn_scenario("rate=1m,queue=20k,dir=tx,hold=1", &r, &t_sent);
+	ck_assert_uint_eq(r.n, N_FRAMES);
+	ck_assert_uint_eq(r.fs.tx.bn_dropped, 0);
+	ck_assert_uint_gt(r.fs.tx.bn_held, 0);
+	ck_assert_uint_eq(r.out_of_order, 0);
+	ck_assert_uint_le(r.fs.tx.bn_max_queue, 20 * 1024);
+	min_cyc = rte_get_timer_hz() * N_FRAMES * 1024 * 8 / 1000000;
+	ck_assert_uint_ge(r.t_last - t_sent, min_cyc * 99 / 100);
 }
 END_TEST
 
@@ -373,6 +466,15 @@ START_TEST(test_bad_bottleneck_devargs_are_refused)
 	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bb3,port=x,rate=10q"), 0);
 	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bb4,port=x,rate=999"), 0);
 	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bb5,port=x,rate=1m,ecn_prob=2"), 0);
+	/* a wire cannot be held back; hold is 0 or 1 and needs a rate */
+	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bb6,port=x,rate=1m,hold=1"), 0);
+	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bb7,port=x,rate=1m,hold=1,dir=rx"), 0);
+	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bb8,port=x,rate=1m,hold=2,dir=tx"), 0);
+	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bb9,port=x,hold=1,dir=tx"), 0);
+	/* ecn_at is enqueue or dequeue, and only with marking */
+	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bba,port=x,rate=1m,ecn_min=8k,"
+				       "ecn_at=later"), 0);
+	ck_assert_int_lt(rte_dev_probe("net_droce_fault_bbb,port=x,rate=1m,ecn_at=dequeue"), 0);
 }
 END_TEST
 
@@ -385,11 +487,16 @@ bottleneck_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_model_departs_at_the_rate);
 	tcase_add_test(tc, test_model_tail_drop);
+	tcase_add_test(tc, test_model_hold_refuses);
 	tcase_add_test(tc, test_model_red_marking);
 	tcase_add_test(tc, test_model_step_marking);
+	tcase_add_test(tc, test_model_dequeue_marking);
 	tcase_add_test(tc, test_ecn_field_ipv4_ipv6_vlan);
 	tcase_add_test(tc, test_vdev_bottleneck_tx);
 	tcase_add_test(tc, test_vdev_bottleneck_rx);
+	tcase_add_test(tc, test_vdev_bottleneck_rx_marks_at_dequeue);
+	tcase_add_test(tc, test_vdev_bottleneck_tx_marks_at_dequeue);
+	tcase_add_test(tc, test_vdev_bottleneck_tx_hold);
 	tcase_add_test(tc, test_bad_bottleneck_devargs_are_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -209,10 +209,11 @@ START_TEST(test_no_faults_passes_everything_in_order)
 	ck_assert_uint_eq(st.obytes, 500 * FRAME_LEN);
 	/* ethdev's 8 basic xstats, then ours */
 	n = rte_eth_xstats_get_names(f1, names, 40);
-	ck_assert_int_eq(n, 8 + 24);
+	ck_assert_int_eq(n, 8 + 28);
 	ck_assert_str_eq(names[8].name, "rx_fault_in");
 	ck_assert_str_eq(names[8 + 11].name, "rx_fault_bn_max_queue");
-	ck_assert_str_eq(names[8 + 14].name, "tx_fault_lost");
+	ck_assert_str_eq(names[8 + 13].name, "rx_fault_bn_queue");
+	ck_assert_str_eq(names[8 + 16].name, "tx_fault_lost");
 	{
 		uint64_t id, v;
 
