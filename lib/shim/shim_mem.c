@@ -103,6 +103,10 @@
 
 #include "shim_priv.h"
 
+#ifndef __has_feature
+#define __has_feature(x) 0	/* gcc before 14 */
+#endif
+
 /*
  * Size of the sparse memfd: every user address must be a valid offset.
  * x86-64 with 5-level paging has 56-bit user addresses; tmpfs allows files
@@ -111,7 +115,7 @@
 #define MEM_FILE_BYTES		(1ull << 57)
 #define MEM_HUGE_ALIGN		(2ul << 20)	/* a private hugetlb VMA moves in 2 MiB units */
 #define MEM_ALT_STACK_BYTES	(256ul << 10)
-#define MEM_PWRITE_CHUNK	(1ul << 30)
+#define MEM_IO_CHUNK	(1ul << 30)
 
 struct mem_vma {
 	uintptr_t start, end;
@@ -332,14 +336,22 @@ vma_is_ours(const struct mem_vma *v)
 
 /* ---- the critical sections, on a stack of our own ---- */
 
+/*
+ * Whole pages are copied by the kernel through raw system calls, never
+ * memcpy or libc's pread/pwrite: a page holds other objects' bytes too,
+ * which a sanitizer's interceptors would check as the program's (ASan's
+ * heap and stack redzones, freed blocks: a false overflow report).
+ */
 static int
-pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+mem_file_io(bool to_file, int fd, void *buf, size_t len, uint64_t off)
 {
-	const char *p = buf;
-	ssize_t n;
+	char *p = buf;
+	long n;
 
 	while (len > 0) {
-		n = pwrite(fd, p, len > MEM_PWRITE_CHUNK ? MEM_PWRITE_CHUNK : len, (off_t)off);
+		size_t chunk = len > MEM_IO_CHUNK ? MEM_IO_CHUNK : len;
+
+		n = syscall(to_file ? SYS_pwrite64 : SYS_pread64, fd, p, chunk, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -483,9 +495,8 @@ mem_unhold(uintptr_t s, size_t len, bool remapped)
 }
 
 static void
-mem_op_run(void)
+mem_op_body(struct mem_op *op)
 {
-	struct mem_op *op = &op_cur;
 	size_t len = op->e - op->s;
 	bool held = !op->unheld && mem_hold(op->s, len);
 	void *p = MAP_FAILED;
@@ -495,15 +506,17 @@ mem_op_run(void)
 		return;
 	}
 	if (op->kind == MEM_OP_MOVE) {
-		op->ret = pwrite_all(mem_fd, (void *)op->s, len, op->s);
+		op->ret = mem_file_io(true, mem_fd, (void *)op->s, len, op->s);
 		if (op->ret == 0) {
 			p = mem_sys_mmap((void *)op->s, len, op->prot, MAP_SHARED | MAP_FIXED,
 					 mem_fd, (off_t)op->s);
 			op->ret = p == MAP_FAILED ? errno : 0;
 		}
 	} else {
-		memcpy(op->tmp, (void *)op->s, len);
-		op->ret = mprotect(op->tmp, len, op->prot) != 0 ? errno : 0;
+		/* the range is our memfd's at its own offset: the file holds its bytes */
+		op->ret = mem_file_io(false, mem_fd, op->tmp, len, op->s);
+		if (op->ret == 0)
+			op->ret = mprotect(op->tmp, len, op->prot) != 0 ? errno : 0;
 		if (op->ret == 0) {
 			p = mem_sys_mremap(op->tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 					   (void *)op->s);
@@ -514,11 +527,39 @@ mem_op_run(void)
 		mem_unhold(op->s, len, p != MAP_FAILED);
 }
 
+/*
+ * ASan keeps each thread's stack bounds (for its reports and for what a
+ * noreturn call unpoisons); the switches to alt_stack and back are told
+ * to it. Its swapcontext interceptor still warns, once per process,
+ * that it does not fully support swapcontext: it warns whatever the
+ * annotations.
+ */
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#include <sanitizer/common_interface_defs.h>
+#define MEM_FIBER_START(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
+#define MEM_FIBER_FINISH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
+#else
+#define MEM_FIBER_START(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#define MEM_FIBER_FINISH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#endif
+static const void *caller_stack;	/* the caller's stack, while on alt_stack */
+static size_t caller_stack_size;
+
+static void
+mem_op_run(void)
+{
+	MEM_FIBER_FINISH(NULL, &caller_stack, &caller_stack_size);
+	mem_op_body(&op_cur);
+	/* back through uc_link; this stack's frames are gone (NULL: nothing to save) */
+	MEM_FIBER_START(NULL, caller_stack, caller_stack_size);
+}
+
 /* Run op_cur on alt_stack. Caller holds mem_lock. */
 static int
 mem_op_exec(void)
 {
 	sigset_t all, old;
+	void *fake_stack = NULL;
 	int ret;
 
 	if (alt_stack == NULL) {
@@ -544,7 +585,9 @@ mem_op_exec(void)
 		op_uc.uc_link = &caller_uc;
 		makecontext(&op_uc, mem_op_run, 0);
 		op_cur.ret = EIO;
+		MEM_FIBER_START(&fake_stack, alt_stack, MEM_ALT_STACK_BYTES);
 		ret = swapcontext(&caller_uc, &op_uc) != 0 ? errno : op_cur.ret;
+		MEM_FIBER_FINISH(fake_stack, NULL, NULL);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
@@ -944,6 +987,32 @@ out:
 	return ret;
 }
 
+int
+shim_mem_get_odp(void *addr, size_t len, struct shim_mem_ref *ref)
+{
+	uintptr_t a = (uintptr_t)addr;
+	int ret;
+
+	memset(ref, 0, sizeof(*ref));
+	ref->fd = shim_odp_mem_fd();
+	if (ref->fd < 0)
+		return EOPNOTSUPP;
+	pthread_mutex_lock(&mem_lock);
+	if (page_mask == 0)
+		page_mask = (uintptr_t)sysconf(_SC_PAGESIZE) - 1;
+	ref->lo = a & ~page_mask;
+	/* implicit, or a range to the top: everything up from addr */
+	ref->hi = len > UINTPTR_MAX - page_mask - a ? UINTPTR_MAX & ~page_mask :
+		  (a + len + page_mask) & ~page_mask;
+	ret = ref->lo < ref->hi ? ival_apply_to(&uivals, &nuivals, ref->lo, ref->hi, 1, NULL,
+						NULL) : 0;
+	ref->indirect = ret == 0 && ref->lo < ref->hi;
+	pthread_mutex_unlock(&mem_lock);
+	if (ret != 0)
+		ref->fd = -1;
+	return ret;
+}
+
 /* Note [s, e) as lingering (its count taken); without memory it stays counted for good. */
 static void
 mem_linger_add(uintptr_t s, uintptr_t e)
@@ -1139,8 +1208,7 @@ mem_fork_child(void)
 	mem_uffd = -1;
 	for (i = 0; i < fork_npieces; i++) {
 		struct fork_piece *fp = &fork_plan[i];
-		size_t len = fp->e - fp->s, off = 0;
-		ssize_t n;
+		size_t len = fp->e - fp->s;
 
 		if (!fp->dontfork) {	/* alone in the process: nobody writes meanwhile */
 			(void)mem_privatize(fp->s, fp->e, fp->prot, true);
@@ -1149,13 +1217,7 @@ mem_fork_child(void)
 		if (mem_sys_mmap((void *)fp->s, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 			continue;
-		while (off < len) {
-			n = pread(mem_fd, (char *)fp->s + off, len - off, (off_t)(fp->s + off));
-			if (n <= 0 && !(n < 0 && errno == EINTR))
-				break;
-			if (n > 0)
-				off += (size_t)n;
-		}
+		(void)mem_file_io(false, mem_fd, (void *)fp->s, len, fp->s);
 		(void)mprotect((void *)fp->s, len, fp->prot);
 	}
 	fork_npieces = 0;

@@ -118,11 +118,9 @@ shim_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 	}
 	if (access & IBV_ACCESS_ON_DEMAND) {
 		/* nothing moved or pinned: droced reaches the pages through our mem file */
-		ref = (struct shim_mem_ref){ .fd = shim_odp_mem_fd() };
-		if (ref.fd < 0) {
-			ret = EOPNOTSUPP;
+		ret = shim_mem_get_odp(addr, length, &ref);
+		if (ret != 0)
 			goto err_free;
-		}
 	} else {
 		ret = shim_mem_get(to_sctx(pd->context), addr, length,
 				   access & SHIM_ACCESS_WRITABLE, &ref);
@@ -225,6 +223,11 @@ shim_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_
 		length = mr->length;
 	} else if (smr->access & IBV_ACCESS_ON_DEMAND) {
 		/* on demand: droced keeps reaching us through the handle it has */
+		ret = shim_mem_get_odp(addr, length, &ref);
+		if (ret != 0) {
+			errno = ret;
+			return IBV_REREG_MR_ERR_CMD;
+		}
 	} else {
 		ret = shim_mem_get(to_sctx(mr->context), addr, length,
 				   new_access & SHIM_ACCESS_WRITABLE, &ref);

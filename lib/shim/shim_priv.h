@@ -308,6 +308,13 @@ struct shim_mem_ref {
  */
 int shim_mem_get(struct shim_context *sctx, void *addr, size_t len, bool writable,
 		 struct shim_mem_ref *ref);
+/**
+ * An on-demand paged registration of [addr, addr + len) (implicit: len
+ * SIZE_MAX, all memory): ref->fd our mem file, and the range kept from
+ * moving while it lives (droced's access would fail on a page held for a
+ * move). @return 0 or a positive errno.
+ */
+int shim_mem_get_odp(void *addr, size_t len, struct shim_mem_ref *ref);
 /** Drop a count taken by shim_mem_get(); pages nobody counts go back to private memory. */
 void shim_mem_put(struct shim_mem_ref *ref);
 /** Release fd of a ref after the REG_MR call (if owned). */

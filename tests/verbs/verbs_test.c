@@ -152,8 +152,14 @@ vt_qp_rts(struct ibv_qp *qp)
 	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 
 	if (qp->qp_type == IBV_QPT_RC) {
-		a.timeout = 12;
-		a.retry_cnt = 3;
+		/*
+		 * perftest's ACK timeout (67 ms) and 7 retries: about 0.5 s.
+		 * 16.8 ms and 3 retries gave a daemon 67 ms in all, and one
+		 * sanitized on two loaded cores once stalled that long
+		 * (RETRY_EXC_ERR in reg_mr_threads, CI stage 3)
+		 */
+		a.timeout = 14;
+		a.retry_cnt = 7;
 		a.rnr_retry = 3;
 		a.max_rd_atomic = 4;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
