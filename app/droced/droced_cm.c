@@ -80,7 +80,13 @@
  */
 #define CM_PACKET_LIFETIME	16
 #define CM_MRA_TIMEOUT		24	/* CMA_CM_MRA_SETTING */
-#define CM_MIN_RNR_TIMER	12	/* 0.64 ms, the verbs default of rdma-core's examples */
+/*
+ * An RC QP's RNR NAK delay at RTR: code 0, 655.36 ms, as Linux's ib_cm
+ * sets it. Applications count on it: libiscsi gives tgt's QP 6 RNR
+ * retries, seconds on Linux for its receives to come back (at 0.64 ms,
+ * 4 ms: tgt's SENDs failed RNR_RETRY_EXC under load).
+ */
+#define CM_MIN_RNR_TIMER	0
 
 /* Daemon-side counters. C(sym, description) */
 #define DROCED_CM_COUNTERS(C) \

@@ -272,14 +272,15 @@ tool_try() {
 # (seen on a loaded 2-core machine, against Linux's kernel CM as well), the
 # CM rejects it as it must (REJ 8, Invalid Service ID), the client crashes
 # and the server waits for ever. That one signature, and only for
-# perftest, is run again once, saying so.
+# perftest, is run again, up to three times, saying so (once in CI it came
+# twice in a row, with other suites running).
 tool_run() {
 	name=$1 srv=$2 cli=$3 scmd=$4 ccmd=$5
 	eval "run_s=\$DROCE_RUN_$srv run_c=\$DROCE_RUN_$cli ip=\$DROCE_IP_$srv"
 	attempt=1
-	while tool_try && [ $attempt = 1 ] && case "$name" in ib_*) true ;; *) false ;; esac; do
+	while tool_try && [ $attempt -le 3 ] && case "$name" in ib_*) true ;; *) false ;; esac; do
 		echo "     $name: perftest's second REQ overtook its server's second listen (REJ 8): once more"
-		attempt=2
+		attempt=$((attempt + 1))
 	done
 	sent=$(($(cm_stat "$cli" cm_TX_MADS) - mads))
 	if [ $rc_s = 0 ] && [ $rc_c = 0 ] && [ $sent -gt 0 ]; then

@@ -500,18 +500,22 @@ conn_params(const char *ip)
 			      "ESTABLISHED (the RTU): no private data (%u)", p->private_data_len);
 		rdma_ack_cm_event(e);
 	}
+	/* min_rnr_timer 0 (655.36 ms) on both, as Linux's ib_cm sets it at RTR */
 	CHECK(ibv_query_qp(cl->qp, &attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			   IBV_QP_MAX_QP_RD_ATOMIC, &init) == 0 &&
-	      attr.retry_cnt == 7 && attr.rnr_retry == 7 && attr.max_rd_atomic == 2,
+			   IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, &init) == 0 &&
+	      attr.retry_cnt == 7 && attr.rnr_retry == 7 && attr.max_rd_atomic == 2 &&
+	      attr.min_rnr_timer == 0,
 	      "the active QP: retry_cnt %u (asked 10: want 7), rnr_retry %u (the REP's 7), "
-	      "max_rd_atomic %u (the REP's responder resources 2, as Linux's ib_cm)",
-	      attr.retry_cnt, attr.rnr_retry, attr.max_rd_atomic);
+	      "max_rd_atomic %u (the REP's responder resources 2, as Linux's ib_cm), "
+	      "min_rnr_timer %u (0)", attr.retry_cnt, attr.rnr_retry, attr.max_rd_atomic,
+	      attr.min_rnr_timer);
 	CHECK(ibv_query_qp(sv->qp, &attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			   IBV_QP_MAX_DEST_RD_ATOMIC, &init) == 0 &&
-	      attr.retry_cnt == 7 && attr.rnr_retry == 6 && attr.max_dest_rd_atomic == 2,
+			   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, &init) == 0 &&
+	      attr.retry_cnt == 7 && attr.rnr_retry == 6 && attr.max_dest_rd_atomic == 2 &&
+	      attr.min_rnr_timer == 0,
 	      "the passive QP: retry_cnt %u (7), rnr_retry %u (the REQ's 6), "
-	      "max_dest_rd_atomic %u (the accept's 2)", attr.retry_cnt, attr.rnr_retry,
-	      attr.max_dest_rd_atomic);
+	      "max_dest_rd_atomic %u (the accept's 2), min_rnr_timer %u (0)", attr.retry_cnt,
+	      attr.rnr_retry, attr.max_dest_rd_atomic, attr.min_rnr_timer);
 	rdma_disconnect(cl);
 	e = expect(RDMA_CM_EVENT_DISCONNECTED, sv);
 	CHECK(e->status == 0 && e->param.conn.private_data_len == 0,
