@@ -41,12 +41,18 @@
 
 #define BURST DROCE_PORT_WORKER_BURST
 /*
- * Frames a worker keeps while the PMD's queue is full. The engines do not
- * ask for room, so this is a cushion against a short stall, not
- * backpressure: a quarter of droce-testpmd's, so that eight workers'
- * backlogs hold a quarter of the port's pool at most.
+ * Frames a worker keeps while the PMD's queue is full: a quarter of
+ * droce-testpmd's, so that eight workers' backlogs hold a quarter of the
+ * port's pool at most.
  */
 #define TX_BACKLOG	256
+/*
+ * The engine's QPs stop once this many frames wait (port_tx_room()), as a
+ * NIC's scheduler stops at a short FIFO: a rate DCQCN sets binds within a
+ * few frames, not after a backlog a congested link drains slowly. The rest
+ * of the backlog takes what the RX path sends meanwhile (ACKs, CNPs).
+ */
+#define TX_AIM		96
 #define LINK_SETTLE_MS	3000	/* waited for the link before READY */
 #define LINK_CHECK_NS	(100 * 1000 * 1000ull)	/* a system call on af_packet: 10 Hz */
 
@@ -463,8 +469,18 @@ port_mcast_leave(void *arg, const uint8_t gid[16])
 	droce_port_mcast_leave(ps.pw.port, gid);
 }
 
+static unsigned int
+port_tx_room(void *arg)
+{
+	struct port_state *p = arg;
+	unsigned int waiting = TX_BACKLOG - droce_port_worker_tx_room(&p->pw);
+
+	return waiting < TX_AIM ? TX_AIM - waiting : 0;
+}
+
 const struct droce_dev_port_ops droced_port_ops = {
 	.frame_out = port_frame_out,
+	.tx_room = port_tx_room,
 	.resolve = port_resolve,
 	.mcast_join = port_mcast_join,
 	.mcast_leave = port_mcast_leave,

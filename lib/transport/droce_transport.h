@@ -380,6 +380,7 @@ struct droce_tqp {
 		uint8_t retry_left;
 		uint8_t rnr_left;
 		bool read_gap;		/**< retried since the last in-sequence response */
+		bool nak_round;		/**< a sequence NAK for psn started the round under way */
 		bool no_path;		/**< a request found no route to the peer yet */
 		uint64_t timer;		/**< retransmit deadline, 0 if stopped */
 		uint64_t rnr_until;	/**< RNR wait deadline, 0 if none */

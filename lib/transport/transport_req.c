@@ -183,6 +183,7 @@ req_restart(struct droce_tqp *qp, uint64_t now)
 	 * in-sequence response ends that; the timer covers its loss.
 	 */
 	qp->comp.read_gap = true;
+	qp->comp.nak_round = false;
 	TQP_CNT(qp, RETRANSMITS);
 	comp_arm_timer(qp, now);
 }
@@ -205,6 +206,7 @@ comp_progress(struct droce_tqp *qp, uint64_t now)
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.no_path = false;
+	qp->comp.nak_round = false;
 	if (qp->comp.psn == qp->req.psn_max && qp->comp.idx == qp->req.idx)
 		qp->comp.timer = 0;	/* nothing outstanding */
 	else
@@ -310,8 +312,17 @@ comp_nak(struct droce_tqp *qp, const struct droce_pkt *pkt, uint64_t now)
 	switch (code) {
 	case DROCE_NAK_PSN_SEQ:
 		TQP_CNT(qp, SEQ_NAKS_RX);
-		if (pkt->psn == qp->comp.psn)
+		/*
+		 * Another NAK for the PSN the round under way went back to,
+		 * with nothing answered since, is old news: a copy the link
+		 * made, or a responder that NAKs every packet past a gap. Each
+		 * would spend retry_cnt and resend the window; the timer still
+		 * covers that round's loss.
+		 */
+		if (pkt->psn == qp->comp.psn && !qp->comp.nak_round) {
 			comp_retry(qp, now);
+			qp->comp.nak_round = true;
+		}
 		break;
 	case DROCE_NAK_INVALID_REQ:	/* class C errors: the QP fails (IBA 9.9.2.4) */
 		comp_fail(qp, IBV_WC_REM_INV_REQ_ERR);

@@ -66,6 +66,12 @@ struct droce_dev_port_ops {
 	 */
 	int (*handoff)(void *arg, unsigned int engine, const uint8_t *frame, uint32_t len,
 		       bool local_only);
+	/**
+	 * Frames the port still takes before it drops (NULL: no limit). While
+	 * a full link holds them back, the scheduler polls no QP that could
+	 * overfill it: senders wait, as on a NIC, rather than lose frames.
+	 */
+	unsigned int (*tx_room)(void *arg);
 };
 
 struct droce_dev_conf {
@@ -235,6 +241,7 @@ bool droce_dev_qpn_of_pid(const struct droce_dev *dev, uint32_t qpn, uint32_t pi
 	C(RX_HANDOFF_FAIL, "frames for another engine dropped: its ring was full") \
 	C(TX_NO_NEIGH,     "packets dropped: destination MAC not resolved yet") \
 	C(TX_FAIL,         "packets the port refused") \
+	C(TX_HELD,         "passes that left QPs waiting: the port's link was full") \
 	C(BAD_WQE,         "work requests refused (bad opcode, SGE, key, length)") \
 	C(BAD_RING,        "rings with an impossible index (QP moved to error)") \
 	C(CLIENTS_LOST,    "clients that went away or were dropped") \

@@ -17,6 +17,8 @@
 #define ENG_LOOP_SLOTS		4096
 /* retransmit / RNR timers and forgotten doorbells: a scan of the live QPs */
 #define ENG_TIMER_NS		(1000 * 1000)
+/* the port room a QP's poll needs: its budget of 32 and the replies it may owe */
+#define ENG_TX_MARGIN		64
 
 struct engine_loop_frame {
 	uint32_t len;

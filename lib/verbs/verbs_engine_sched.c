@@ -6,17 +6,54 @@
  * The engine's scheduler, one pass per call: loopback frames delivered,
  * the timers of every live QP once a millisecond, paced QPs that are due
  * woken, then each active QP polled with a budget until it has nothing
- * left to send (a paced one until its pacer says wait: verbs_engine_cc.c);
- * then a quiescent point (verbs_dev_reclaim.c).
+ * left to send (a paced one until its pacer says wait: verbs_engine_cc.c)
+ * while the port has room for what a poll may send; then a quiescent
+ * point (verbs_dev_reclaim.c).
  */
+
+#include <string.h>
 
 #include <rte_rcu_qsbr.h>
 
 #include "verbs_engine_priv.h"
 
+static void
+active_reverse(struct dev_qp **a, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n / 2; i++) {
+		struct dev_qp *t = a[i];
+
+		a[i] = a[n - 1 - i];
+		a[n - 1 - i] = t;
+	}
+}
+
+/*
+ * The walk stopped at @p stop of @p n for a full link, @p keep of the QPs
+ * before it still active: those not reached go first next pass, then
+ * the ones polled, then those activated meanwhile, so that a link that
+ * fills every pass starves no QP.
+ */
+static void
+active_defer_polled(struct droce_engine *eng, uint32_t keep, uint32_t stop, uint32_t n)
+{
+	struct dev_qp **a = eng->active;
+	uint32_t waiting = n - stop;
+
+	memmove(a + keep, a + stop, (eng->n_active - stop) * sizeof(*a));
+	eng->n_active -= stop - keep;
+	/* [polled][waiting] -> [waiting][polled] */
+	active_reverse(a, keep);
+	active_reverse(a + keep, waiting);
+	active_reverse(a, keep + waiting);
+}
+
 unsigned int
 droce_engine_poll(struct droce_engine *eng, uint64_t now)
 {
+	unsigned int (*room)(void *) = eng->dev->conf.port_ops->tx_room;
 	unsigned int work = 0;
 	uint32_t i, keep, n;
 
@@ -61,6 +98,11 @@ droce_engine_poll(struct droce_engine *eng, uint64_t now)
 		struct dev_qp *qp = eng->active[i];
 		bool more;
 
+		if (room != NULL && room(eng->port_arg) < ENG_TX_MARGIN) {
+			ENG_CNT(eng, TX_HELD);
+			active_defer_polled(eng, keep, i, n);
+			goto done;
+		}
 		if (engine_qp_paced(qp)) {
 			more = engine_cc_poll(eng, qp, now, &work);
 		} else {
@@ -76,6 +118,7 @@ droce_engine_poll(struct droce_engine *eng, uint64_t now)
 	for (; i < eng->n_active; i++)
 		eng->active[keep++] = eng->active[i];
 	eng->n_active = keep;
+done:
 	/* it holds no key, record or host pointer between passes */
 	rte_rcu_qsbr_quiescent(eng->dev->qsbr, eng->id);
 	return work;

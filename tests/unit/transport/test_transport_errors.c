@@ -8,7 +8,7 @@
  * completion, target untouched; a receive SGE failing its check: NAK
  * remote operational error), READs and atomics beyond max_dest_rd_atomic
  * (Invalid Request), retry exhaustion, one NAK per PSN gap
- * and behind the READ responses owed,
+ * and behind the READ responses owed, a duplicated NAK retried once,
  * flushing on the error state, a UC or UD send error entering SQE, CQ
  * overflow, the fence, SQD's drain.
  */
@@ -37,6 +37,7 @@ struct wire_log {
 	uint64_t no_path_until_ns;	/* node 0's requests find no MAC until then */
 	uint32_t drop_resp_psn;		/* drop node 1's first READ response with this PSN */
 	bool drop_resp_armed;
+	bool dup_seq_naks;		/* the link delivers node 1's sequence NAKs twice */
 };
 
 static bool
@@ -45,6 +46,8 @@ log_pkt(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
 	struct wire_log *l = arg;
 	const struct droce_opcode_desc *d = droce_opcode(pkt->opcode);
 
+	if (l->dup_seq_naks)
+		sim->link.dup = 0;	/* the link copies the frames set below, no others */
 	if (from == 0 && (d->flags & DROCE_OPF_REQ)) {
 		l->requests++;
 		if (l->last_rnr_ns && !l->first_retry_after_rnr_ns)
@@ -74,6 +77,8 @@ log_pkt(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
 			l->first_retry_after_rnr_ns = 0;
 		} else if (syn == droce_aeth_syn_nak(DROCE_NAK_PSN_SEQ)) {
 			l->seq_naks++;
+			if (l->dup_seq_naks)
+				sim->link.dup = 1.0;	/* this frame only: see above */
 		} else if (syn == droce_aeth_syn_nak(DROCE_NAK_REM_ACCESS)) {
 			l->access_naks++;
 		} else if (syn == droce_aeth_syn_nak(DROCE_NAK_INVALID_REQ)) {
@@ -615,6 +620,50 @@ START_TEST(test_one_nak_per_sequence_gap)
 }
 END_TEST
 
+/*
+ * The link delivers the sequence NAK twice: the copy names the PSN the
+ * round it started went back to, and nothing has been answered since. It
+ * is no news: it must not start a second round nor spend retry_cnt (with
+ * retry_cnt 1, a copy counted as a retry failed the QP). Loop 1: once that
+ * round is answered, a new loss's NAK starts a round again.
+ */
+START_TEST(test_duplicated_seq_nak_starts_one_round)
+{
+	struct test_pair p;
+	struct wire_log log;
+	struct droce_send_wqe w;
+	struct droce_cqe c;
+	struct droce_tqp *qp;
+	int k, msgs = 1 + _i;
+
+	pair_setup(&p, &log);
+	qp = &p.sim->node[0].qp[0];
+	qp->attr.retry_cnt = 1;
+	qp->comp.retry_left = 1;
+	log.dup_seq_naks = true;
+	for (k = 0; k < msgs; k++) {
+		/* lose the second packet of a 10-packet WRITE: a NAK names it */
+		log.drop_psn = droce_psn_add(qp->req.psn, 1);
+		log.drop_armed = true;
+		w = test_wqe(IBV_WR_RDMA_WRITE, 1 + k, p.buf[0], 10 * 1024, p.key[0]);
+		w.remote_addr = (uint64_t)(uintptr_t)p.buf[1] + 10 * 1024 * k;
+		w.rkey = p.key[1];
+		droce_tqp_post_send(qp, &w);
+		ck_assert(test_wait(p.sim, &p.sim->node[0].scq[0], 1));
+		ck_assert(sim_poll_cq(&p.sim->node[0].scq[0], &c));
+		ck_assert_uint_eq(c.status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(c.wr_id, 1 + k);
+	}
+	ck_assert_uint_eq(log.seq_naks, msgs);
+	ck_assert_uint_eq(qp->cnt[DROCE_TQP_CNT_SEQ_NAKS_RX], 2 * msgs);
+	ck_assert_uint_eq(qp->cnt[DROCE_TQP_CNT_RETRANSMITS], msgs);
+	ck_assert_uint_eq(qp->cnt[DROCE_TQP_CNT_TIMEOUTS], 0);
+	ck_assert_int_eq(qp->state, DROCE_TQP_RTS);
+	ck_assert_mem_eq(p.buf[1], p.buf[0], 10 * 1024);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 /* Order on the wire of node 1's READ response and its sequence NAK. */
 struct nak_order_log {
 	int seq;
@@ -945,6 +994,7 @@ tcase_transport_errors(void)
 	tcase_add_test(tc, test_no_path_timeouts_spend_no_retries);
 	tcase_add_test(tc, test_lost_read_response_is_asked_again_at_once);
 	tcase_add_test(tc, test_one_nak_per_sequence_gap);
+	tcase_add_loop_test(tc, test_duplicated_seq_nak_starts_one_round, 0, 2);
 	tcase_add_loop_test(tc, test_seq_nak_waits_behind_owed_read_responses, 0, 2);
 	tcase_add_test(tc, test_error_state_flushes_everything_outstanding);
 	tcase_add_loop_test(tc, test_uc_ud_send_error_enters_sqe, 0, 2);

@@ -3,10 +3,17 @@
  */
 
 /*
- * Reliability over a hostile link: 10% loss plus reordering, duplication
- * and corruption, both directions. RC must deliver every message exactly
- * once, in order, intact; READs must return the right bytes; atomics must
- * execute exactly once (their results prove it).
+ * Reliability over a hostile link: 4% loss and 1% corruption plus
+ * reordering and duplication, both directions. RC must deliver every
+ * message exactly once, in order, intact; READs must return the right
+ * bytes; atomics must execute exactly once (their results prove it).
+ *
+ * Not more loss: a go-back-N round fails (its first packet or the one
+ * answer covering it lost) about twice as often as a frame, and retry_cnt 7
+ * ends the QP after eight failed rounds in a row, on any IBA device. At 10%
+ * loss and 2% corruption that ended the QP of the READ and atomic test for
+ * 3 seeds in 12; at 4% and 1%, rounds fail about 1 in 10 and the runs of 12
+ * seeds reached five failed rounds in a row 12 times, none further.
  */
 
 #include <stdlib.h>
@@ -23,9 +30,9 @@
 static void
 hostile_link(struct sim *sim)
 {
-	sim->link.loss = 0.10;
+	sim->link.loss = 0.04;
 	sim->link.dup = 0.02;
-	sim->link.corrupt = 0.02;
+	sim->link.corrupt = 0.01;
 	sim->link.reorder = 0.10;
 	sim->link.reorder_ns = 20000;
 }

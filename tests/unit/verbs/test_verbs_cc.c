@@ -34,7 +34,20 @@ static struct {
 	uint32_t len;
 	struct droce_pkt pkt;
 	unsigned int n;
+	uint32_t dqpn[8];		/* of the first frames */
 } out;
+
+/* frames the port takes, asked before each QP's poll: the first @p room_polls get room */
+static int room_polls = -1;		/* < 0: no limit */
+
+static unsigned int
+tx_room(void *arg)
+{
+	(void)arg;
+	if (room_polls < 0)
+		return 256;
+	return room_polls-- > 0 ? 256 : 0;
+}
 
 static int
 capture(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigned int n_iov)
@@ -46,6 +59,8 @@ capture(void *arg, struct droce_pkt *pkt, const struct droce_iov *iov, unsigned 
 	ck_assert_int_gt(len, 0);
 	out.len = (uint32_t)len;
 	ck_assert_int_eq(droce_pkt_parse(&out.pkt, out.frame, out.len, out.len), DROCE_WIRE_OK);
+	if (out.n < 8)
+		out.dqpn[out.n] = out.pkt.dqpn;
 	out.n++;
 	return 0;
 }
@@ -71,11 +86,13 @@ static const struct droce_dev_port_ops port_ops = {
 	.resolve = resolve,
 	.mcast_join = no_mcast,
 	.mcast_leave = no_mcast,
+	.tx_room = tx_room,
 };
 
 static struct droce_dev *dev;
 static struct droce_client *cl;
 static int async_pipe[2], db_fd;
+static uint32_t pd_handle, cq_handle;
 static uint32_t qp_handle, qpn;
 static const uint8_t our_gid[16] = { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 1 };
 static const uint8_t peer_gid[16] = { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 2 };
@@ -115,6 +132,8 @@ modify(uint32_t mask, const struct ibv_qp_attr *attr)
 	ck_assert_int_eq(call(DROCE_CTRL_MODIFY_QP, &m, sizeof(m), NULL), 0);
 }
 
+static void qp_up(enum ibv_qp_type type, uint32_t dest_qpn);
+
 /* A device with ECN on @p np / @p rp priorities, one QP of @p type in RTS towards the peer. */
 static void
 dev_up_qp(enum ibv_qp_type type, uint8_t np, uint8_t rp)
@@ -131,12 +150,6 @@ dev_up_qp(enum ibv_qp_type type, uint8_t np, uint8_t rp)
 	struct droce_ctrl_alloc_pd_rep pd_rep;
 	struct droce_ctrl_create_cq_req cq_req = { .cqe = 16 };
 	struct droce_ctrl_create_cq_rep cq_rep;
-	struct droce_ctrl_create_qp_req q = {
-		.qp_type = type,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct droce_ctrl_create_qp_rep r;
-	struct ibv_qp_attr a;
 
 	memcpy(conf.gid[0], our_gid, 16);
 	ck_assert_int_eq(droce_dev_create(&conf, &dev), 0);
@@ -146,8 +159,24 @@ dev_up_qp(enum ibv_qp_type type, uint8_t np, uint8_t rp)
 				   &hello_rep, &db_fd), 0);
 	ck_assert_int_eq(call(DROCE_CTRL_ALLOC_PD, NULL, 0, &pd_rep), 0);
 	ck_assert_int_eq(call(DROCE_CTRL_CREATE_CQ, &cq_req, sizeof(cq_req), &cq_rep), 0);
-	q.pd_handle = pd_rep.pd_handle;
-	q.send_cq_handle = q.recv_cq_handle = cq_rep.cq_handle;
+	pd_handle = pd_rep.pd_handle;
+	cq_handle = cq_rep.cq_handle;
+	qp_up(type, PEER_QPN);
+	memset(&out, 0, sizeof(out));
+}
+
+/* A QP of @p type in RTS towards the peer's QP @p dest_qpn: qp_handle, qpn. */
+static void
+qp_up(enum ibv_qp_type type, uint32_t dest_qpn)
+{
+	struct droce_ctrl_create_qp_req q = {
+		.qp_type = type, .pd_handle = pd_handle,
+		.send_cq_handle = cq_handle, .recv_cq_handle = cq_handle,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct droce_ctrl_create_qp_rep r;
+	struct ibv_qp_attr a;
+
 	ck_assert_int_eq(call(DROCE_CTRL_CREATE_QP, &q, sizeof(q), &r), 0);
 	qp_handle = r.qp_handle;
 	qpn = r.qp_num;
@@ -164,13 +193,12 @@ dev_up_qp(enum ibv_qp_type type, uint8_t np, uint8_t rp)
 		modify(IBV_QP_STATE, &a);
 		a.qp_state = IBV_QPS_RTS;
 		modify(IBV_QP_STATE | IBV_QP_SQ_PSN, &a);
-		memset(&out, 0, sizeof(out));
 		return;
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = PEER_QPN;
+	a.dest_qp_num = dest_qpn;
 	a.rq_psn = 100;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
@@ -190,7 +218,6 @@ dev_up_qp(enum ibv_qp_type type, uint8_t np, uint8_t rp)
 	modify(IBV_QP_STATE | IBV_QP_SQ_PSN |
 	       (type == IBV_QPT_RC ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				     IBV_QP_MAX_QP_RD_ATOMIC : 0), &a);
-	memset(&out, 0, sizeof(out));
 }
 
 static void
@@ -464,6 +491,40 @@ START_TEST(cc_set_applies_to_live_qps)
 }
 END_TEST
 
+/* While the port has no room no QP is polled; the ones not reached go first next pass */
+START_TEST(full_link_holds_qps_back)
+{
+	uint32_t first, second;
+	uint64_t t = 1000 * US;
+
+	dev_up(0, 0);
+	first = qpn;
+	qp_up(IBV_QPT_RC, PEER_QPN + 1);
+	second = qpn;
+	qpn = first;
+	rx(DROCE_OP_RC_WRITE_ONLY, TCLASS, 100, t);	/* an ACK owed by each */
+	qpn = second;
+	rx(DROCE_OP_RC_WRITE_ONLY, TCLASS, 100, t);
+	ck_assert_uint_eq(out.n, 0);
+
+	room_polls = 0;
+	droce_engine_poll(droce_dev_engine(dev, 0), t);
+	ck_assert_uint_eq(out.n, 0);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_TX_HELD), 1);
+	room_polls = 1;				/* one QP a pass */
+	droce_engine_poll(droce_dev_engine(dev, 0), t);
+	ck_assert_uint_eq(out.n, 1);
+	room_polls = 1;
+	droce_engine_poll(droce_dev_engine(dev, 0), t);
+	ck_assert_uint_eq(out.n, 2);
+	ck_assert_uint_eq(counter(DROCE_DEV_CNT_TX_HELD), 2);
+	ck_assert_uint_ne(out.dqpn[0], out.dqpn[1]);
+	ck_assert_uint_eq(out.dqpn[0] + out.dqpn[1], 2 * PEER_QPN + 1);
+	room_polls = -1;
+	teardown();
+}
+END_TEST
+
 int
 main(void)
 {
@@ -478,6 +539,7 @@ main(void)
 	tcase_add_test(tc, uc_gets_cnps_ud_never);
 	tcase_add_test(tc, qp_rate_shows_dcqcn_and_the_limit);
 	tcase_add_test(tc, cc_set_applies_to_live_qps);
+	tcase_add_test(tc, full_link_holds_qps_back);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
