@@ -7,7 +7,7 @@
 # $RXE_NETNS (default rxe); droced attaches to the host port rxehost
 # (10.77.0.100), whose kernel keeps ARP and TCP while nftables keeps UDP
 # 4791 away from it. DROCE_WORKERS=N runs droced with N workers.
-# Three phases, each with its own droced and capture (doc/interop.md):
+# Four phases, each with its own droced and capture (doc/interop.md):
 #   base   MTU 1500: Debian's tools, WRITE_WITH_IMM / SEND_WITH_INV
 #          (imm_inv, droce posting also through ibv_wr_*), the traffic
 #          checker, UD multicast with members on both sides; rdma_cm
@@ -22,6 +22,11 @@
 #   fault  droced behind its fault port (loss, duplication, reordering,
 #          corruption, both directions): perftest, imm_inv, the traffic
 #          checker with --lossy
+#   ecn    droced behind its fault port's marking bottleneck (dir=rx):
+#          perftest with rxe's frames not ECN-capable (never marked, no
+#          CNP), then perftest and the traffic checker with them ECT(0)
+#          (the guest's nftables): marked CE, CNPs from droce to rxe's
+#          QPs, which rxe (no DCQCN) must take without an error
 #   jumbo  the VM rebooted with RXE_MTU=9000, rxehost at 9000: path MTU 4096
 # Every capture must pass droce-pcap verify and decode cleanly in tshark;
 # the base capture's CM MADs must decode as CM messages, each kind from
@@ -262,6 +267,12 @@ mcast() {
 # one side, its client on the other, connecting by IP address; both exit
 # statuses decide.
 ctl() { "$build/app/ctl/droce-ctl" -p "$tag" "$@"; }
+# The fault port's xstats, a NAME:VALUE line each (telemetry; it is the
+# first port listed, the port under it is not)
+fault_xstats() {
+	fp=$(ctl raw /ethdev/list | tr -dc '0-9,' | cut -d, -f1)
+	ctl raw "/ethdev/xstats,$fp" | tr ',{}' '\n\n\n' | tr -d '" '
+}
 droce_listeners() { ctl stats | awk '$1 == "cm_LISTENERS" { print $2 }'; }
 # until droce has N listeners (at most 10 s; not once PID, the server, died)
 droce_wait_listeners() {	# N [PID]
@@ -501,6 +512,19 @@ cm_ud() {
 MK_C=20
 MK_S=1000
 mckey_sent=
+# Where a droce mckey receiver of group $1 waits: each thread's kernel
+# stack and wait channel, and droced's CM counters.
+mckey_stuck() {	# group
+	for p in $(pgrep -f "mckey -m $1"); do
+		echo "pid $p: $(tr '\0' ' ' </proc/$p/cmdline)"
+		for t in /proc/$p/task/*; do
+			echo "  task ${t##*/} $(cat $t/comm) wchan $(cat $t/wchan)"
+			sed 's/^/    /' $t/stack
+		done
+	done
+	ctl stats 2>&1 | grep -i "cm\|mcast\|join"
+	echo
+}
 cm_mckey() {	# sender side, group
 	mk="mckey -m $2 -C $MK_C -S $MK_S"
 	c=1
@@ -518,20 +542,27 @@ cm_mckey() {	# sender side, group
 		s=$?
 		src=10.77.0.100
 	else
-		$DR timeout 120 stdbuf -oL $mk >$out.s 2>&1 &
+		$DR timeout 180 stdbuf -oL $mk >$out.s 2>&1 &
 		sp=$!
-		# at most 60 s: once, with other suites running, not within 20
+		# Usually joined within 0.1 s; once in CI, with other suites
+		# running, not within 60. Waited for as long as it runs; past 20 s
+		# its threads' kernel stacks and droced's CM counters are kept,
+		# to say where it waits.
 		i=0
-		until grep -q "joined dgid" $out.s; do
+		until grep -q "joined dgid" $out.s || ! kill -0 $sp 2>/dev/null; do
 			i=$((i + 1))
-			[ $i -gt 600 ] && break
+			[ $i = 200 ] && mckey_stuck "$2" >$out.stuck 2>&1
 			sleep 0.1
 		done
 		if grep -q "joined dgid" $out.s; then
 			"$R" exec -t 120 vm1 "$mk -s -b 10.77.0.1" >$out.c 2>&1
 			c=$?
 		else
-			echo "the receiver on droce did not join in 60 s" >$out.c
+			echo "the receiver on droce did not join" >$out.c
+		fi
+		if [ $i -ge 200 ]; then
+			echo "     mckey $2: the receiver on droce joined after $((i / 10)) s, or not; at 20 s:"
+			sed 's/^/       /' $out.stuck
 		fi
 		wait $sp
 		s=$?
@@ -794,9 +825,7 @@ both "WRITE_WITH_IMM + SEND_WITH_INV, lossy" "$build/tests/interop/imm_inv -l -n
 # QP is reset (doc/interop.md).
 traffic as_client "lossy" "--lossy --max-size 4097 -s 12 -c rc,uc-send,uc-send_imm,ud"
 traffic as_server "lossy" "--lossy --max-size 4097 -s 12"
-# the fault port's counters (telemetry; the port under it is not listed)
-fp=$("$build/app/ctl/droce-ctl" -p "$tag" raw /ethdev/list | tr -dc '0-9,' | cut -d, -f1)
-xs=$("$build/app/ctl/droce-ctl" -p "$tag" raw "/ethdev/xstats,$fp" | tr ',{}' '\n\n\n' | tr -d '" ')
+xs=$(fault_xstats)
 fstat() { echo "$xs" | sed -n "s/^$1://p"; }
 echo "     fault port: rx lost $(fstat rx_fault_lost) dup $(fstat rx_fault_dup)" \
 	"reordered $(fstat rx_fault_reorder) corrupted $(fstat rx_fault_corrupt) of $(fstat rx_fault_in);" \
@@ -809,6 +838,129 @@ fi
 droced_stop fault
 # a corrupted frame may also have been duplicated: both copies are bad
 capture fault $((2 * $(fstat tx_fault_corrupt))) "$droce_mac"
+
+# ---- ecn: droce's port behind a switch queue that marks ECN ----
+# net_droce_fault's bottleneck on what droce receives (dir=rx), as a
+# switch's egress queue toward droce: 40 Mb/s, below what rxe sends under
+# TCG, so rxe's bursts queue; ECT frames marked CE from 8 KiB queued (RED
+# up to all of them at 64 KiB); 2 MiB deep, 420 ms at that rate, so that
+# nothing is dropped within the tools' 1 s QP timeout (-u 18). First with
+# rxe's frames as rxe sends them, not ECN-capable: a switch leaves those
+# unmarked, so must the queue, and droce sends no CNP. Then the guest's
+# nftables sets ECT(0) on them, as a host whose NIC does ECN would: the
+# queue marks them CE, droce's notification point answers with CNPs to
+# rxe's QPs, and rxe, which has no DCQCN, must take them without harm.
+ECN_BN=rate=40m,queue=2m,ecn_min=8k,ecn_max=64k,dir=rx
+"$R" capture-start "/tmp/$tag-ecn.pcap"
+droced_start --fault "$ECN_BN"
+bn() { fault_xstats | sed -n "s/^rx_fault_$1://p"; }
+np() { ctl stats | awk -v n="$1" '$1 == n { print $2 }'; }
+# rxe's port counters, name:value (lifespan is a setting)
+rxe_hw() {
+	"$R" exec -t 30 vm1 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && grep . *' |
+		grep -v '^lifespan:'
+}
+rxe_hw >$out.hw0
+both "ib_write_bw, bottleneck, rxe not ECN-capable" "ib_write_bw -n 100 -t 4 -u 18" "-x"
+as_client "ib_read_bw, bottleneck, rxe not ECN-capable" "ib_read_bw -n 100 -o 4 -u 18" "-x"
+# not_ect > 0: rxe's frames met the queue above ecn_min, and were let be
+got="not_ect $(bn bn_not_ect) marked $(bn bn_marked) dropped $(bn bn_dropped)"
+got="$got, deepest $(bn bn_max_queue) B; droce np_ecn_marked_roce_packets"
+got="$got $(np np_ecn_marked_roce_packets) np_cnp_sent $(np np_cnp_sent)"
+if [ "$(bn bn_not_ect)" -gt 0 ] 2>/dev/null && [ "$(bn bn_marked)" = 0 ] &&
+	[ "$(np np_ecn_marked_roce_packets)" = 0 ] && [ "$(np np_cnp_sent)" = 0 ]; then
+	echo "ok   bottleneck, rxe not ECN-capable: none marked, no CNP ($got)"
+else
+	echo "FAIL bottleneck, rxe not ECN-capable: want not_ect > 0, no mark, no CNP ($got)"
+	fail=1
+fi
+# ECT(0) on rxe's RoCE frames, and a count of the CNPs that reach its stack
+# (BTH opcode 0x81, the UDP payload's first byte)
+if ! "$R" exec -t 30 vm1 'nft add table ip droce_ecn &&
+	nft add chain ip droce_ecn out "{ type filter hook output priority 0; }" &&
+	nft add rule ip droce_ecn out udp dport 4791 ip ecn set ect0 &&
+	nft add chain ip droce_ecn in "{ type filter hook input priority 0; }" &&
+	nft add rule ip droce_ecn in udp dport 4791 @th,64,8 0x81 counter' >$out.nft 2>&1; then
+	echo "FAIL nftables in the guest:"
+	sed 's/^/    /' $out.nft
+	fail=1
+fi
+m0=$(bn bn_marked)
+dm0=$("$R" exec -t 30 vm1 'dmesg | wc -l')
+as_server "ib_write_bw, bottleneck, rxe ECT(0), CNPs to rxe" "ib_write_bw -n 100 -t 4 -u 18" "-x"
+as_client "ib_read_bw, bottleneck, rxe ECT(0), CNPs to rxe" "ib_read_bw -n 100 -o 4 -u 18" "-x"
+traffic both "bottleneck, rxe ECT(0), CNPs to rxe" "--max-size 65537 --timeout 18 -s 14"
+marked=$(($(bn bn_marked) - m0))
+npm=$(np np_ecn_marked_roce_packets)
+cnps=$(np np_cnp_sent)
+hwf=$sock.sysfs/class/infiniband/droce0/ports/1/hw_counters/np_cnp_sent
+i=0	# the sysfs view is refreshed once a second
+while [ "$(cat "$hwf" 2>/dev/null)" != "$cnps" ] && [ $i -lt 30 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+hw_cnps=$(cat "$hwf" 2>/dev/null)
+got_cnps=$("$R" exec -t 30 vm1 'nft list chain ip droce_ecn in' |
+	sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
+got="queue marked $marked, droce np_ecn_marked_roce_packets $npm, np_cnp_sent $cnps (sysfs $hw_cnps),"
+got="$got $(bn bn_dropped) dropped, deepest $(bn bn_max_queue) B; rxe's stack got ${got_cnps:-?} CNPs"
+if [ "$marked" -gt 0 ] && [ "$npm" -gt 0 ] 2>/dev/null && [ "$npm" -le "$marked" ] &&
+	[ "$cnps" -gt 0 ] 2>/dev/null && [ "$cnps" -le "$npm" ] && [ "$hw_cnps" = "$cnps" ] &&
+	[ "${got_cnps:-0}" -gt 0 ]; then
+	echo "ok   bottleneck, rxe ECT(0): marked CE, CNPs sent and received ($got)"
+else
+	echo "FAIL bottleneck, rxe ECT(0): want marks, CNPs counted and received by rxe ($got)"
+	fail=1
+fi
+# rxe, which has no congestion control, must not have suffered from them
+# (rxe 6.1 drops a CNP uncounted, before rcvd_pkts: its opcode's transport
+# bits, 0x80, are not the QP's): no error counter moved, and the kernel
+# said nothing about RDMA
+rxe_hw >$out.hw1
+errs=$(awk -F: 'NR == FNR { a[$1] = $2; next }
+	$1 ~ /err|link_downed/ && $2 != a[$1] { printf " %s %d", $1, $2 - a[$1] }' $out.hw0 $out.hw1)
+moved=$(awk -F: 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf " %s +%d", $1, $2 - a[$1] }' \
+	$out.hw0 $out.hw1)
+"$R" exec -t 30 vm1 "dmesg | tail -n +$((dm0 + 1))" |
+	grep -iE 'rxe|rdma|infiniband|ib_|warn|bug|call trace|oops' >$out.dmesg
+if [ -z "$errs" ] && [ ! -s $out.dmesg ]; then
+	echo "ok   rxe after the CNPs: no error counter moved, nothing in dmesg (moved:$moved)"
+else
+	echo "FAIL rxe after the CNPs: error counters:${errs:- none}; dmesg:"
+	sed 's/^/    /' $out.dmesg
+	fail=1
+fi
+"$R" exec -t 30 vm1 'nft delete table ip droce_ecn' >/dev/null 2>&1
+droced_stop ecn
+capture ecn 0
+# the CNPs on the wire: from droce to rxe only, DSCP 48, not ECN-capable,
+# never to QP 0, 1 or the multicast QPN; some to QPs droce's other frames
+# went to (rxe's RC QPs; a UC QP of rxe's hears nothing else from droce).
+# rxe's own frames without ECN, then with ECT(0); the bridge sees them
+# before the queue, so never CE.
+f=/tmp/$tag-ecn.pcap
+tshark -n -r "$f" -T fields -E separator=/t -e ip.src -e infiniband.bth.opcode \
+	-e ip.dsfield.dscp -e ip.dsfield.ecn -e infiniband.bth.destqp >$out.ecn 2>/dev/null
+cnp_n=$(awk -F'\t' '$2 == 129' $out.ecn | wc -l)
+cnp_bad=$(awk -F'\t' '$2 == 129 && !($1 == "10.77.0.100" && $3 == 48 && $4 == 0 &&
+	$5 != "0x000000" && $5 != "0x000001" && $5 != "0xffffff")' $out.ecn | wc -l)
+cnp_qps=$(awk -F'\t' '$2 == 129 { print $5 }' $out.ecn | sort -u | wc -l)
+cnp_rc=$(awk -F'\t' 'NR == FNR { if ($1 == "10.77.0.100" && $2 != 129) q[$5] = 1; next }
+	$2 == 129 && ($5 in q) && !s[$5]++ { n++ } END { print n + 0 }' $out.ecn $out.ecn)
+read -r e_not e_ect e_ce <<EOF
+$(awk -F'\t' '$1 == "10.77.0.1" { n[$4]++ } END { printf "%d %d %d", n[0], n[2], n[3] }' $out.ecn)
+EOF
+if [ "$cnp_n" -gt 0 ] && [ "$cnp_bad" = 0 ] && [ "$cnp_rc" -gt 0 ] && [ "$e_not" -gt 0 ] &&
+	[ "$e_ect" -gt 0 ] && [ "$e_ce" = 0 ]; then
+	echo "ok   capture ecn: $cnp_n CNPs (opcode 129), all from droce, DSCP 48, not ECT, to $cnp_qps" \
+		"of rxe's QPs ($cnp_rc of them RC, which droce sent other frames too); rxe's frames:" \
+		"$e_not not ECT, $e_ect ECT(0)"
+else
+	echo "FAIL capture ecn: $cnp_n CNPs, $cnp_bad not from droce with DSCP 48, not ECT, to a" \
+		"QP of rxe's; to $cnp_qps QPs, $cnp_rc of them sent other frames too; rxe's frames not" \
+		"ECT $e_not, ECT(0) $e_ect, CE $e_ce"
+	fail=1
+fi
 
 # ---- jumbo: path MTU 4096 ----
 "$R" stop vm1

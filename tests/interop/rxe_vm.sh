@@ -107,8 +107,9 @@ unpack_kernel() {
 
 # virtio + 9p to reach the host's files, virtio_net, rdma_rxe (and its
 # verbs core), ib_uverbs for user space, a crc32 for rxe's ICRC, and
-# rdma_ucm for librdmacm (it brings rdma_cm and ib_cm, the kernel's CM)
-modules="virtio_pci 9pnet_virtio 9p virtio_net crc32_generic rdma_rxe ib_uverbs rdma_ucm"
+# rdma_ucm for librdmacm (it brings rdma_cm and ib_cm, the kernel's CM),
+# nf_tables for interop.sh's rules in the guest (ECT(0) on rxe's frames)
+modules="virtio_pci 9pnet_virtio 9p virtio_net crc32_generic rdma_rxe ib_uverbs rdma_ucm nf_tables"
 
 cmd_build() {
 	cmd_deps
