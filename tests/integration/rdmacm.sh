@@ -174,6 +174,17 @@ killed_run() {
 	got=$(grep -c 'ping data' "$log/killed.client")
 	if kill -0 $spid 2>/dev/null; then
 		echo "FAIL killed client: the server still runs 20 s after the kill"
+		# what to look at next time: did the DISCONNECTED come (rping
+		# says so on stderr), where its threads wait, the CMs' counters
+		tail -n 4 "$log/killed.server" | sed 's/^/    server: /'
+		for t in /proc/$(pgrep -P $spid)/task/*; do
+			echo "    server thread $(basename $t): $(cat $t/wchan 2>/dev/null)"
+		done
+		for s in A B; do
+			eval "ns=\$DROCE_NS_$s"
+			echo "    $s: $(ip netns exec "$ns" "$build/app/ctl/droce-ctl" -p "droce$DROCE_TAG$s" stats |
+				awk '$1 ~ /^cm_/ && $2 != 0 { printf "%s %s ", $1, $2 }')"
+		done
 		kill $spid
 		fail=1
 	elif [ "$got" -lt 20 ] || [ "$(cm_stat B cm_RX_MADS)" -le "$rx" ]; then
