@@ -170,6 +170,7 @@ kernel_iface_up(const struct droce_port *port)
 }
 
 #define AF_PACKET_FRAMES	4096	/* of 2 KiB: 8 MiB per ring, RX and TX */
+#define AF_PACKET_JUMBO_FRAMES	2048	/* of 10 KiB: 20 MiB per ring */
 
 int
 droce_port_conf_iface(struct droce_port_conf *conf, const char *ifname)
@@ -180,15 +181,18 @@ droce_port_conf_iface(struct droce_port_conf *conf, const char *ifname)
 		return -ENODEV;
 	/*
 	 * One queue pair per worker (a socket each, in a PACKET_FANOUT group
-	 * when there are several: the kernel spreads flows by hash). Ring frames of 16 KiB carry jumbo frames (the
-	 * kernel interface's MTU decides, see choose_mtu()). Otherwise 4096
-	 * frames of 2 KiB (net_af_packet's default is 512): one 1 MiB RDMA
-	 * READ comes back as 1024 responses at once, and when droced is not
-	 * scheduled during such a burst the kernel drops what the ring cannot
-	 * hold, unseen by DPDK's counters. With 512, Open MPI's 1 MiB
-	 * messages over UCX rc_verbs (READs) lost 11% of frames on a busy
-	 * 2-core host and waited out a retransmission timeout each time
-	 * (1.2 MB/s); with 4096 none was lost (93 MB/s).
+	 * when there are several: the kernel spreads flows by hash). Jumbo
+	 * frames (the kernel interface's MTU decides, see choose_mtu()) in
+	 * 2048 ring frames of 10 KiB, others in 4096 of 2 KiB (net_af_packet's
+	 * default is 512 either way): when droced is not scheduled during a
+	 * burst the kernel drops what the ring cannot hold, unseen by DPDK's
+	 * counters. One 1 MiB RDMA READ comes back as 1024 responses at once:
+	 * with 512, Open MPI's 1 MiB messages over UCX rc_verbs (READs) lost
+	 * 11% of frames on a busy 2-core host and waited out a retransmission
+	 * timeout each time (1.2 MB/s); with 4096 none was lost (93 MB/s). And
+	 * 512 jumbo frames are 17 ms of 4 KiB frames at 1 Gbit/s: the receiver
+	 * of bench-incast (six daemons on two cores) lost frames there that
+	 * the bottleneck never dropped.
 	 */
 	struct ifreq ifr;
 	bool jumbo = kernel_iface_query(ifname, SIOCGIFMTU, &ifr) == 0 &&
@@ -196,7 +200,8 @@ droce_port_conf_iface(struct droce_port_conf *conf, const char *ifname)
 
 	/* jumbo: two ring frames per block, each as large as our mbufs */
 	snprintf(conf->devargs, sizeof(conf->devargs), jumbo ?
-		 "net_af_packet_%s,iface=%s,qpairs=%u,blocksz=%u,framesz=%u" :
+		 "net_af_packet_%s,iface=%s,qpairs=%u,blocksz=%u,framesz=%u,framecnt="
+		 RTE_STR(AF_PACKET_JUMBO_FRAMES) :
 		 "net_af_packet_%s,iface=%s,qpairs=%u,framecnt=" RTE_STR(AF_PACKET_FRAMES),
 		 ifname, ifname, conf_queues(conf),
 		 2 * KERNEL_JUMBO_FRAMESZ, KERNEL_JUMBO_FRAMESZ);

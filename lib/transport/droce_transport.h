@@ -371,6 +371,7 @@ struct droce_tqp {
 		uint32_t offset;	/**< bytes of it already sent */
 		uint32_t rd_atomic;	/**< READ/atomic requests in flight */
 		uint32_t since_ackreq;	/**< packets since the last AckReq */
+		uint32_t ackreq_every;	/**< ask for an ACK at least this often (droce_tqp_set_pace()) */
 		bool stalled;		/**< waiting on RNR delay or window */
 	} req;
 
@@ -469,6 +470,17 @@ void droce_tqp_fini(struct droce_tqp *qp);
  * @return 0, or -ENOMEM (the QP unchanged).
  */
 int droce_tqp_set_dest_rd_atomic(struct droce_tqp *qp, uint32_t n);
+
+/**
+ * The rate the QP's packets are paced at, in bits per second (0: not
+ * paced), from the owner's scheduler. A paced RC requester asks for an ACK
+ * at least every quarter of its ACK timeout's worth of packets at that
+ * rate, at most every DROCE_ACKREQ_INTERVAL: otherwise a slow QP's oldest
+ * packet outlives the timeout before the packet that asks for its ACK is
+ * even sent, and it retransmits what was never lost. Taken from the QP's
+ * timeout and path MTU as they are now: call it again when they change.
+ */
+void droce_tqp_set_pace(struct droce_tqp *qp, uint64_t bps);
 
 /**
  * Apply a state change decided (and validated) by the verbs layer.

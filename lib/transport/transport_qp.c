@@ -47,7 +47,22 @@ droce_tqp_init(struct droce_tqp *qp, const struct droce_tqp_attr *attr,
 	qp->ops = ops;
 	qp->ops_ctx = ops_ctx;
 	qp->state = DROCE_TQP_RESET;
+	qp->req.ackreq_every = DROCE_ACKREQ_INTERVAL;
 	return droce_tqp_set_dest_rd_atomic(qp, attr->max_dest_rd_atomic);
+}
+
+void
+droce_tqp_set_pace(struct droce_tqp *qp, uint64_t bps)
+{
+	uint64_t quarter = droce_tqp_timeout_ns(qp->attr.timeout) / 4, pkt_ns, n;
+
+	if (bps == 0 || quarter == 0) {
+		qp->req.ackreq_every = DROCE_ACKREQ_INTERVAL;
+		return;
+	}
+	pkt_ns = (uint64_t)DROCE_MAX(qp->attr.mtu, 256u) * 8 * 1000000000ull / bps;
+	n = pkt_ns > 0 ? quarter / pkt_ns : DROCE_ACKREQ_INTERVAL;
+	qp->req.ackreq_every = (uint32_t)DROCE_MAX(DROCE_MIN(n, (uint64_t)DROCE_ACKREQ_INTERVAL), 1);
 }
 
 void
@@ -92,8 +107,10 @@ tqp_reset(struct droce_tqp *qp)
 {
 	struct droce_tqp_res *res = qp->resp.res;
 	uint32_t slots = qp->resp.res_slots;
+	uint32_t ackreq_every = qp->req.ackreq_every;
 
 	memset(&qp->req, 0, sizeof(qp->req));
+	qp->req.ackreq_every = ackreq_every;	/* the pace outlives a reset */
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	qp->resp.res = res;	/* the ring stays, emptied */

@@ -8,7 +8,7 @@
  * The requester walks the private send queue from req.idx, turning each WQE
  * into packets: segmentation by path MTU, opcode by position, AckReq on the
  * last packet (and every DROCE_ACKREQ_INTERVAL packets so long messages keep
- * the window moving), at most max_rd_atomic READ/atomic requests in flight,
+ * the window moving, more often on a slowly paced QP: droce_tqp_set_pace()), at most max_rd_atomic READ/atomic requests in flight,
  * fences, a window of DROCE_MAX_UNACKED_PSNS.
  *
  * The completer consumes ACKs, NAKs, READ responses and atomic ACKs, retires
@@ -693,7 +693,7 @@ req_send_write(struct droce_tqp *qp, struct droce_tqp_swqe *w)
 	}
 	pkt->se = last && (w->wr.flags & IBV_SEND_SOLICITED);
 	if (qp->attr.type == IBV_QPT_RC &&
-	    (last || ++qp->req.since_ackreq >= DROCE_ACKREQ_INTERVAL)) {
+	    (last || ++qp->req.since_ackreq >= qp->req.ackreq_every)) {
 		pkt->ackreq = true;
 		qp->req.since_ackreq = 0;
 	}

@@ -265,6 +265,8 @@ dev_modify_qp(struct droce_client *cl, const struct droce_ctrl_modify_qp_req *re
 		qp->attr.pkey_index = a->pkey_index;
 	if (m & IBV_QP_PORT)
 		qp->attr.port_num = a->port_num;
+	if (qp->paced && (m & (IBV_QP_TIMEOUT | IBV_QP_PATH_MTU)))
+		engine_cc_rate_update(qp->eng, qp);	/* AckReqs by the new timeout and MTU */
 
 	if (next != qp->state) {
 		if (next == IBV_QPS_RESET) {

@@ -70,7 +70,7 @@ cc_rate(uint64_t limit_bps, const struct droce_dcqcn_rp *rp)
 	return limit_bps;
 }
 
-/* The pacer's rate: cc_rate(). */
+/* The pacer's rate, which the transport's AckReqs follow: cc_rate(). */
 void
 engine_cc_rate_update(struct droce_engine *eng, struct dev_qp *qp)
 {
@@ -86,6 +86,7 @@ engine_cc_rate_update(struct droce_engine *eng, struct dev_qp *qp)
 			burst = 2 * pkt;
 	}
 	droce_pacer_set(&qp->cc.pacer, rate, burst, eng->now);
+	droce_tqp_set_pace(&qp->tqp, rate);
 	qp->paced = rate != 0;
 	if (!qp->paced && qp->cc.waiting) {	/* no rate any more: it may send now */
 		paced_remove(eng, qp);

@@ -370,6 +370,73 @@ START_TEST(test_rc_deep_atomic_window_survives_hostile_link)
 }
 END_TEST
 
+/* node 0's request packets and how many of them asked for an ACK */
+struct ackreq_count {
+	unsigned int requests;
+	unsigned int ackreqs;
+};
+
+static bool
+count_ackreqs(struct sim *sim, int from, const struct droce_pkt *pkt, void *arg)
+{
+	struct ackreq_count *c = arg;
+
+	(void)sim;
+	if (from == 0 && (droce_opcode(pkt->opcode)->flags & DROCE_OPF_REQ)) {
+		c->requests++;
+		c->ackreqs += pkt->ackreq;
+	}
+	return false;
+}
+
+/* One 16-packet WRITE at pace @p bps: the AckReqs it carried. */
+static unsigned int
+paced_write_ackreqs(struct test_pair *p, uint64_t bps)
+{
+	struct ackreq_count c = { 0 };
+	struct droce_send_wqe w = test_wqe(IBV_WR_RDMA_WRITE, 1, p->buf[0], 16 * 1024, p->key[0]);
+	struct droce_cqe cqe;
+
+	w.remote_addr = (uint64_t)(uintptr_t)p->buf[1];
+	w.rkey = p->key[1];
+	p->sim->sniff = count_ackreqs;
+	p->sim->sniff_arg = &c;
+	droce_tqp_set_pace(&p->sim->node[0].qp[0], bps);
+	ck_assert_int_eq(droce_tqp_post_send(&p->sim->node[0].qp[0], &w), 0);
+	ck_assert(test_wait(p->sim, &p->sim->node[0].scq[0], 1));
+	ck_assert(sim_poll_cq(&p->sim->node[0].scq[0], &cqe));
+	ck_assert_uint_eq(cqe.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(c.requests, 16);
+	return c.ackreqs;
+}
+
+/*
+ * The sim's QPs time out after ~1 ms (timeout 8: 4.096 us * 2^8), a
+ * quarter of it 262 us: at 10 Mb/s a 1 KiB packet takes 819 us, so every
+ * packet asks for its ACK; at 125 Mb/s 65.5 us, every fourth; unpaced
+ * (and fast) only the message's last, as DROCE_ACKREQ_INTERVAL > 16.
+ */
+START_TEST(test_paced_requester_asks_for_acks_within_its_timeout)
+{
+	struct test_pair p;
+
+	test_pair_setup(&p, IBV_QPT_RC, 1024, 7, 0x3c);
+	ck_assert_uint_eq(paced_write_ackreqs(&p, 0), 1);
+	ck_assert_uint_eq(paced_write_ackreqs(&p, 10000000), 16);
+	ck_assert_uint_eq(paced_write_ackreqs(&p, 125000000), 4);
+	ck_assert_uint_eq(paced_write_ackreqs(&p, 100000000000ull), 1);
+	/* a reset keeps the pace (the owner's scheduler still paces the QP) */
+	droce_tqp_set_pace(&p.sim->node[0].qp[0], 10000000);
+	droce_tqp_set_state(&p.sim->node[0].qp[0], DROCE_TQP_RESET, 0, 0);
+	ck_assert_uint_eq(p.sim->node[0].qp[0].req.ackreq_every, 1);
+	/* no timeout, no pace: as unpaced */
+	p.sim->node[0].qp[0].attr.timeout = 0;
+	droce_tqp_set_pace(&p.sim->node[0].qp[0], 10000000);
+	ck_assert_uint_eq(p.sim->node[0].qp[0].req.ackreq_every, DROCE_ACKREQ_INTERVAL);
+	test_pair_teardown(&p);
+}
+END_TEST
+
 TCase *
 tcase_transport_reliability(void)
 {
@@ -379,5 +446,6 @@ tcase_transport_reliability(void)
 	tcase_add_test(tc, test_rc_sends_survive_loss_reorder_dup_corruption);
 	tcase_add_test(tc, test_rc_reads_and_atomics_survive_hostile_link_exactly_once);
 	tcase_add_test(tc, test_rc_deep_atomic_window_survives_hostile_link);
+	tcase_add_test(tc, test_paced_requester_asks_for_acks_within_its_timeout);
 	return tc;
 }
