@@ -208,9 +208,9 @@ START_TEST(test_conf_helpers_parse_and_refuse)
 	ck_assert_int_eq(droce_port_conf_iface(&c, "no-such-if0"), -ENODEV);
 	ck_assert_int_eq(droce_port_conf_iface(&c, "a,b"), -EINVAL);
 	ck_assert_int_eq(droce_port_conf_iface(&c, "lo"), 0);
-	/* lo's MTU (65536) is jumbo: ring frames as large as the jumbo mbufs */
+	/* lo's MTU (65536) is jumbo: 2048 ring frames as large as the jumbo mbufs */
 	ck_assert_str_eq(c.devargs,
-			 "net_af_packet_lo,iface=lo,qpairs=1,blocksz=20480,framesz=10240");
+			 "net_af_packet_lo,iface=lo,qpairs=1,blocksz=20480,framesz=10240,framecnt=2048");
 	ck_assert_str_eq(c.iface, "lo");
 }
 END_TEST
