@@ -8,8 +8,9 @@
  * The requester walks the private send queue from req.idx, turning each WQE
  * into packets: segmentation by path MTU, opcode by position, AckReq on the
  * last packet (and every DROCE_ACKREQ_INTERVAL packets so long messages keep
- * the window moving, more often on a slowly paced QP: droce_tqp_set_pace()), at most max_rd_atomic READ/atomic requests in flight,
- * fences, a window of DROCE_MAX_UNACKED_PSNS.
+ * the window moving, more often on a slowly paced QP: droce_tqp_set_pace()),
+ * at most max_rd_atomic READ/atomic requests in flight, fences, a window of
+ * DROCE_MAX_UNACKED_PSNS.
  *
  * The completer consumes ACKs, NAKs, READ responses and atomic ACKs, retires
  * WQEs strictly in order (comp.idx), and runs go-back-N: a PSN sequence NAK,
