@@ -25,6 +25,8 @@ work=$(mktemp -d)
 trap 'rc=$?; kill ${spid:-} 2>/dev/null; rm -rf "$work"; (exit $rc); pair_down' EXIT
 fails=0
 port=6000
+# verify's state file would land in the working directory
+nostate=--verify_state_save=0
 
 # bw of a fio log's group line, "N MiB/s"
 bw_of() {
@@ -36,12 +38,12 @@ one() {
 	name=$1 size=$2
 	case $size in 4m) want=4096KiB ;; *) want=16.0MiB ;; esac	# as fio prints them
 	port=$((port + 1))
-	$DROCE_RUN_B timeout 120 fio --name=srv --ioengine=rdma --port=$port --rw=read --size=$size $3 \
+	$DROCE_RUN_B timeout 120 fio --name=srv --ioengine=rdma --port=$port --rw=read --size=$size $nostate $3 \
 		>"$work/srv" 2>&1 &
 	spid=$!
 	sleep 1
 	$DROCE_RUN_A timeout 120 fio --name=cli --ioengine=rdma --hostname="$DROCE_IP_B" --port=$port \
-		--rw=write --size=$size $4 >"$work/cli" 2>&1
+		--rw=write --size=$size $nostate $4 >"$work/cli" 2>&1
 	crc=$?
 	wait $spid
 	src=$?
