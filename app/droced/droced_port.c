@@ -290,12 +290,33 @@ port_workers_init(struct droced *d, struct droce_port *port)
 	return 0;
 }
 
+/* A frame of the burst, parsed, waiting for its QP's lines to arrive. */
+struct rx_slot {
+	const uint8_t *frame;
+	uint32_t len;
+	struct droce_pkt pkt;
+};
+
+/* The engine's stage: each parsed frame to it, in arrival order. */
+static void
+rx_serve(struct droced_worker *w, const struct rx_slot *slot, unsigned int n, bool local_only,
+	 uint64_t now)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		droce_engine_rx(w->eng, &slot[i].pkt, slot[i].frame, slot[i].len, local_only, now);
+}
+
 /*
  * Parse each frame and give it to the engine it is for: this worker's
  * (any group's frame too: its engine hands copies to the others with
  * members), else whole to the owner's hand-off ring. Frees what stayed.
- * @p wire: they came from the port (counted here, once), not from another
- * worker's engine (a loopback or group copy, or a frame it counted).
+ * Stage by stage: the whole burst is parsed and its QPs' lines prefetched
+ * before the engine takes the first, so that with thousands of QPs their
+ * misses overlap. @p wire: they came from the port (counted here, once),
+ * not from another worker's engine (a loopback or group copy, or a frame
+ * it counted).
  */
 static void
 rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool local_only,
@@ -303,28 +324,37 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 {
 	struct droced_worker *w = p->w;
 	struct rte_mbuf *done[BURST];
-	unsigned int i, n_done = 0;
+	struct rx_slot slot[BURST];
+	unsigned int i, n_done = 0, k = 0;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-		uint32_t len = rte_pktmbuf_pkt_len(m);
-		struct droce_pkt pkt;
+		struct rx_slot *s = &slot[k];
+		bool chained = m->nb_segs > 1;
 		enum droce_wire_drop r;
 		int owner;
 
-		if (n_done == BURST) {
+		if (n_done == BURST) {	/* what waits may read them */
+			rx_serve(w, slot, k, local_only, now);
+			k = 0;
+			s = &slot[0];
 			droce_port_worker_free_rx(&p->pw, done, n_done);
 			n_done = 0;
 		}
-		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
-			if (len > sizeof(p->linear)) {
+		s->frame = rte_pktmbuf_mtod(m, const uint8_t *);
+		s->len = rte_pktmbuf_pkt_len(m);
+		if (chained) {	/* jumbo frames on some PMDs: one copy */
+			if (s->len > sizeof(p->linear)) {
 				done[n_done++] = m;
 				continue;
 			}
-			frame = rte_pktmbuf_read(m, 0, len, p->linear);
+			/* into the port's one buffer: what waits goes first */
+			rx_serve(w, slot, k, local_only, now);
+			k = 0;
+			s = memmove(&slot[0], s, offsetof(struct rx_slot, pkt));
+			s->frame = rte_pktmbuf_read(m, 0, s->len, p->linear);
 		}
-		r = droce_pkt_parse(&pkt, frame, len, len);
+		r = droce_pkt_parse(&s->pkt, s->frame, s->len, s->len);
 		if (r != DROCE_WIRE_OK) {
 			p->rx_bad[r]++;
 			done[n_done++] = m;
@@ -332,17 +362,23 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		}
 		if (wire) {
 			p->roce.rx_pkts++;
-			p->roce.rx_bytes += len;
+			p->roce.rx_bytes += s->len;
 		}
-		owner = droce_engine_owner(w->eng, &pkt);
+		owner = droce_engine_owner(w->eng, &s->pkt);
 		if (owner >= 0 && (unsigned int)owner != w->id) {
 			/* it is theirs now (held here while their ring is full) */
 			droce_port_worker_hand(&p->pw, &states[owner].pw, m, 0);
 			continue;
 		}
-		droce_engine_rx(w->eng, &pkt, frame, len, local_only, now);
+		droce_engine_prefetch_rx(w->eng, &s->pkt);
+		k++;
 		done[n_done++] = m;
+		if (chained) {
+			rx_serve(w, slot, k, local_only, now);
+			k = 0;
+		}
 	}
+	rx_serve(w, slot, k, local_only, now);
 	if (n_done > 0)
 		/* into our queue's stash: the next frames we send */
 		droce_port_worker_free_rx(&p->pw, done, n_done);

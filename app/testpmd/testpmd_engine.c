@@ -658,37 +658,75 @@ tp_engine_destroy(struct tp_engine *e)
 
 /* ---- the poll loop (worker) ---- */
 
-/* Serve the @p n frames of @p pkts: ours to our QPs, the others' to their owners. */
+/* A frame of the burst, parsed, waiting for its QP's lines to arrive. */
+struct rx_slot {
+	struct tp_qp *qp;
+	const uint8_t *frame;
+	struct droce_pkt pkt;
+};
+
+/* The transport's stage: each parsed frame to its QP, in arrival order. */
+static void
+rx_serve(struct tp_worker *w, struct rx_slot *slot, unsigned int n, uint64_t now)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		droce_tqp_rx(&slot[i].qp->tqp, &slot[i].pkt, slot[i].frame, now);
+		activate(w, slot[i].qp);
+	}
+}
+
+/*
+ * Serve the @p n frames of @p pkts: ours to our QPs, the others' to their
+ * owners. Stage by stage: the whole burst is parsed and its QPs' lines
+ * prefetched before the transport runs on the first, so that with
+ * thousands of QPs their misses overlap instead of coming one by one.
+ */
 static void
 rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 	  unsigned int *work)
 {
 	struct tp_engine *e = w->e;
+	struct rx_slot slot[BURST];
 	uint64_t ok = 0, no_qp = 0;
 	uint16_t i, handed = 0;
+	unsigned int k = 0;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t len = rte_pktmbuf_pkt_len(m), idx;
-		struct droce_pkt pkt;
+		struct rx_slot *s = &slot[k];
+		bool chained = m->nb_segs > 1;
 		enum droce_wire_drop r;
 
-		if (m->nb_segs > 1)	/* jumbo frames on some PMDs: one copy */
+		if (chained) {	/* jumbo frames on some PMDs: one copy */
+			/* the copy's buffer is the worker's one: what waits goes first */
+			rx_serve(w, slot, k, now);
+			k = 0;
+			s = &slot[0];
 			frame = len <= sizeof(w->linear) ?
 				rte_pktmbuf_read(m, 0, len, w->linear) : NULL;
-		r = frame == NULL ? DROCE_WIRE_DROP_TRUNC_L2 : droce_pkt_parse_rx(&pkt, frame, len, len);
+		}
+		r = frame == NULL ? DROCE_WIRE_DROP_TRUNC_L2 :
+				    droce_pkt_parse_rx(&s->pkt, frame, len, len);
 		if (r != DROCE_WIRE_OK) {
 			atomic_store_explicit(&w->wire_drop[r], w->wire_drop[r] + 1,
 					      memory_order_relaxed);
 		} else if (e->qps != NULL &&
-			   (idx = (pkt.dqpn - e->o.qpn_base) & DROCE_24BIT_MASK) < e->o.qps) {
+			   (idx = (s->pkt.dqpn - e->o.qpn_base) & DROCE_24BIT_MASK) < e->o.qps) {
 			unsigned int to = owner_of(w->n_workers, idx);
 
 			if (likely(to == w->id)) {
 				ok++;
-				droce_tqp_rx(&e->qps[idx].tqp, &pkt, frame, now);
-				activate(w, &e->qps[idx]);
+				s->qp = &e->qps[idx];
+				s->frame = frame;
+				if (k == 0 || s->qp != slot[k - 1].qp) {	/* runs of one QP: once */
+					droce_tqp_prefetch_rx(&s->qp->tqp, &s->pkt);
+					__builtin_prefetch(&s->qp->active);
+				}
+				k++;
 			} else {
 				/* held while its ring is full; the owner frees it */
 				droce_port_worker_hand(&w->pw, &e->w[to]->pw, m, 0);
@@ -699,14 +737,19 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 			ok++;
 			no_qp += e->qps != NULL;	/* raw mode has no QPs: just checks */
 		}
+		if (chained) {
+			rx_serve(w, slot, k, now);
+			k = 0;
+		}
 	}
+	rx_serve(w, slot, k, now);
 	if (unlikely(handed > 0)) {	/* keep only what is still ours */
-		uint16_t k = 0;
+		uint16_t keep = 0;
 
 		for (i = 0; i < n; i++)
 			if (pkts[i] != NULL)
-				pkts[k++] = pkts[i];
-		droce_port_worker_free_rx(&w->pw, pkts, k);
+				pkts[keep++] = pkts[i];
+		droce_port_worker_free_rx(&w->pw, pkts, keep);
 	} else if (n > 0) {
 		droce_port_worker_free_rx(&w->pw, pkts, n);	/* the next frames we send */
 	}

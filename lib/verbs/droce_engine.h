@@ -69,6 +69,12 @@ void droce_engine_sleep(struct droce_engine *eng, bool asleep);
 unsigned int droce_engine_doorbells(struct droce_engine *eng, uint64_t now);
 
 /**
+ * Start loading the lines droce_engine_rx() will read for @p pkt (its
+ * QP's transport state), a burst of frames ahead of it.
+ */
+void droce_engine_prefetch_rx(const struct droce_engine *eng, const struct droce_pkt *pkt);
+
+/**
  * A received RoCEv2 frame (already parsed into @p pkt) for this engine
  * (droce_engine_owner()). A group's frame reaches this engine's members
  * and, unless @p local_only (it was handed over by another engine), a copy

@@ -85,6 +85,15 @@ rx_mcast(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *f
 }
 
 void
+droce_engine_prefetch_rx(const struct droce_engine *eng, const struct droce_pkt *pkt)
+{
+	const struct dev_qp *qp = engine_qp_by_qpn(eng, pkt->dqpn);
+
+	if (qp != NULL)
+		droce_tqp_prefetch_rx(&qp->tqp, pkt);
+}
+
+void
 droce_engine_rx(struct droce_engine *eng, const struct droce_pkt *pkt, const uint8_t *frame,
 		uint32_t len, bool local_only, uint64_t now)
 {
