@@ -329,8 +329,9 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
+		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint32_t len = rte_pktmbuf_pkt_len(m);
 		struct rx_slot *s = &slot[k];
-		bool chained = m->nb_segs > 1;
 		enum droce_wire_drop r;
 		int owner;
 
@@ -341,20 +342,20 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 			droce_port_worker_free_rx(&p->pw, done, n_done);
 			n_done = 0;
 		}
-		s->frame = rte_pktmbuf_mtod(m, const uint8_t *);
-		s->len = rte_pktmbuf_pkt_len(m);
-		if (chained) {	/* jumbo frames on some PMDs: one copy */
-			if (s->len > sizeof(p->linear)) {
+		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
+			if (len > sizeof(p->linear)) {
 				done[n_done++] = m;
 				continue;
 			}
 			/* into the port's one buffer: what waits goes first */
 			rx_serve(w, slot, k, local_only, now);
 			k = 0;
-			s = memmove(&slot[0], s, offsetof(struct rx_slot, pkt));
-			s->frame = rte_pktmbuf_read(m, 0, s->len, p->linear);
+			s = &slot[0];
+			frame = rte_pktmbuf_read(m, 0, len, p->linear);
 		}
-		r = droce_pkt_parse(&s->pkt, s->frame, s->len, s->len);
+		s->frame = frame;
+		s->len = len;
+		r = droce_pkt_parse(&s->pkt, frame, len, len);
 		if (r != DROCE_WIRE_OK) {
 			p->rx_bad[r]++;
 			done[n_done++] = m;
@@ -362,7 +363,7 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		}
 		if (wire) {
 			p->roce.rx_pkts++;
-			p->roce.rx_bytes += s->len;
+			p->roce.rx_bytes += len;
 		}
 		owner = droce_engine_owner(w->eng, &s->pkt);
 		if (owner >= 0 && (unsigned int)owner != w->id) {
@@ -373,10 +374,6 @@ rx_deliver(struct port_state *p, struct rte_mbuf **pkts, unsigned int n, bool lo
 		droce_engine_prefetch_rx(w->eng, &s->pkt);
 		k++;
 		done[n_done++] = m;
-		if (chained) {
-			rx_serve(w, slot, k, local_only, now);
-			k = 0;
-		}
 	}
 	rx_serve(w, slot, k, local_only, now);
 	if (n_done > 0)

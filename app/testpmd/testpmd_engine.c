@@ -698,10 +698,9 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t len = rte_pktmbuf_pkt_len(m), idx;
 		struct rx_slot *s = &slot[k];
-		bool chained = m->nb_segs > 1;
 		enum droce_wire_drop r;
 
-		if (chained) {	/* jumbo frames on some PMDs: one copy */
+		if (m->nb_segs > 1) {	/* jumbo frames on some PMDs: one copy */
 			/* the copy's buffer is the worker's one: what waits goes first */
 			rx_serve(w, slot, k, now);
 			k = 0;
@@ -722,10 +721,8 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 				ok++;
 				s->qp = &e->qps[idx];
 				s->frame = frame;
-				if (k == 0 || s->qp != slot[k - 1].qp) {	/* runs of one QP: once */
-					droce_tqp_prefetch_rx(&s->qp->tqp, &s->pkt);
-					__builtin_prefetch(&s->qp->active);
-				}
+				droce_tqp_prefetch_rx(&s->qp->tqp, &s->pkt);
+				__builtin_prefetch(&s->qp->active);
 				k++;
 			} else {
 				/* held while its ring is full; the owner frees it */
@@ -736,10 +733,6 @@ rx_frames(struct tp_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		} else {
 			ok++;
 			no_qp += e->qps != NULL;	/* raw mode has no QPs: just checks */
-		}
-		if (chained) {
-			rx_serve(w, slot, k, now);
-			k = 0;
 		}
 	}
 	rx_serve(w, slot, k, now);
